@@ -1,0 +1,3 @@
+from cuda_agent.cli.main import main
+
+main()

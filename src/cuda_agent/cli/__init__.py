@@ -1,0 +1,1 @@
+"""The `cuda-agent` command: argument parsing and progress output only."""

@@ -1,0 +1,35 @@
+"""Entry point of the `cuda-agent` command."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from cuda_agent.cli.tasks_cmd import tasks
+from cuda_agent.errors import UserError
+
+app = typer.Typer(
+    name="cuda-agent",
+    help="Make PyTorch programs faster with agent-written CUDA kernels; train and evaluate agents.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+@app.callback()
+def _root() -> None:
+    """Make PyTorch programs faster with agent-written CUDA kernels; train and evaluate agents."""
+
+
+app.command()(tasks)
+
+
+def main() -> None:
+    """Run the CLI; a UserError becomes one line on stderr and exit status 2."""
+    try:
+        app()
+    except UserError as err:
+        typer.echo(f"error: {err}", err=True)
+        sys.exit(2)

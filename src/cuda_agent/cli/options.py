@@ -1,0 +1,27 @@
+"""Parsing of the option values several commands share."""
+
+from __future__ import annotations
+
+from cuda_agent.errors import UserError
+
+
+def parse_int_set(text: str | None, option: str) -> set[int] | None:
+    """`1,3,5-9` -> {1, 3, 5, 6, 7, 8, 9}; None stays None."""
+    if text is None:
+        return None
+    values: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            if "-" in part:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                if lo > hi:
+                    raise ValueError
+                values.update(range(lo, hi + 1))
+            else:
+                values.add(int(part))
+        except ValueError:
+            raise UserError(
+                f"{option} {text!r}: expected numbers and ranges like 1,3,5-9"
+            ) from None
+    return values

@@ -1,0 +1,68 @@
+"""The Verdict: what the environment says about one solution to one task."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Status(StrEnum):
+    OK = "ok"  # compiled, ran, matched (and was timed, at stage profile)
+    COMPILE_ERROR = "compile_error"
+    RUNTIME_ERROR = "runtime_error"  # raised, crashed, ran out of memory, or returned nothing
+    TIMEOUT = "timeout"
+    MISMATCH = "mismatch"  # wrong shape, dtype, values, NaN or Inf
+    VIOLATION = "violation"  # the guard caught a forbidden shortcut
+    INVALID = "invalid"  # the solution folder breaks the workspace contract
+    NO_GPU = "no_gpu"  # static checks and compile-only build ran; correctness and timing need a GPU
+
+
+class Stage(StrEnum):
+    COMPILE = "compile"
+    VERIFY = "verify"
+    PROFILE = "profile"
+
+
+class Verdict(BaseModel):
+    """A typed record, printed as JSON by `cuda-agent eval --json`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task: str
+    task_hash: str
+    stage: Stage
+    status: Status
+    compiled: bool
+    correct: bool
+    violations: list[str] = Field(default_factory=list)
+    eager_ms: float | None = None
+    compile_ms: float | None = None
+    candidate_ms: float | None = None
+    candidate_spread: float | None = None  # (p75 - p25) / median of the candidate's timed calls
+    speedup_vs_eager: float | None = None
+    speedup_vs_compile: float | None = None
+    reward: int = -1
+    degenerate: bool = False  # no input distribution tells the reference from a trivial output
+    input_distribution: str | None = None  # the inputs the verdict was checked on
+    max_abs_error: float | None = None
+    gpu: str | None = None
+    seconds: dict[str, float] = Field(default_factory=dict)  # build, verify, profile wall times
+    message: str = ""
+
+    def summary(self) -> str:
+        """A few human-readable lines."""
+        head = f"{self.task}: {self.status.value}"
+        if self.status == Status.OK and self.candidate_ms is not None:
+            head += (
+                f" — {self.candidate_ms:.3f} ms vs eager {self.eager_ms:.3f} ms "
+                f"({self.speedup_vs_eager:.2f}x), torch.compile {self.compile_ms:.3f} ms "
+                f"({self.speedup_vs_compile:.2f}x)"
+            )
+        lines = [head, f"reward {self.reward}"]
+        lines += [f"violation: {v}" for v in self.violations]
+        if self.degenerate:
+            lines.append("warning: the task is degenerate (a trivial output passes its check)")
+        if self.message:
+            lines.append(self.message)
+        return "\n".join(lines)
