@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("CUDA_AGENT_SHARED", REPO.parent / "shared"))
+SHARED = Path(
+    os.environ.get("CUDA_AGENT_SHARED")
+    or (REPO / "shared" if (REPO / "shared" / "kernelbench").is_dir() else REPO.parent / "shared")
+)
 KERNELBENCH_JSONL = SHARED / "kernelbench" / "kernelbench_l1-l3.jsonl"
 
 
@@ -24,7 +27,9 @@ def _has_gpu() -> bool:
 def pytest_collection_modifyitems(config, items):
     if _has_gpu():
         return
-    skip = pytest.mark.skip(reason="needs a CUDA GPU (run through scripts/gpu_suite.sh on the H200)")
+    skip = pytest.mark.skip(
+        reason="needs a CUDA GPU (run through scripts/gpu_suite.sh on the H200)"
+    )
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)

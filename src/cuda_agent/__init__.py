@@ -1,3 +1,3 @@
-"""cuda-agent: make PyTorch programs faster with agent-written CUDA kernels, and train such agents."""
+"""cuda-agent: faster PyTorch programs via agent-written CUDA kernels."""
 
 __version__ = "0.1.0"

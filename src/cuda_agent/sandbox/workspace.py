@@ -1,11 +1,11 @@
 """The workspace layout (as CUDA Agent's users know it) and the Solution read back from one.
 
-    model.py             reference program, read-only (the harness uses the Task's copy, never this)
-    model_new.py         class ModelNew: same constructor and state_dict as Model, calls cuda_extension
-    kernels/*.cu         raw CUDA kernels behind extern "C" launchers
-    kernels/*_binding.cpp  tensor-to-pointer bindings that REGISTER_BINDING themselves
-    binding.cpp, binding_registry.h   fixed infrastructure (the harness builds the package's copies)
-    SKILL.md             how to work here (written by the agent package)
+model.py             reference program, read-only (the harness uses the Task's copy, never this)
+model_new.py         class ModelNew: same constructor and state_dict as Model, calls cuda_extension
+kernels/*.cu         raw CUDA kernels behind extern "C" launchers
+kernels/*_binding.cpp  tensor-to-pointer bindings that REGISTER_BINDING themselves
+binding.cpp, binding_registry.h   fixed infrastructure (the harness builds the package's copies)
+SKILL.md             how to work here (written by the agent package)
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def read_solution(folder: str | Path) -> Solution:
 
 
 def solution_from_files(files: dict[str, str], where: str = "solution") -> Solution:
-    """Validate paths and sizes of a solution given as a dict (from a dataset, a model, a service)."""
+    """Check paths and sizes of a solution given as a dict (from a dataset, a model, a service)."""
     if ENTRY not in files:
         raise SolutionError(f"{where}: missing {ENTRY}")
     if len(files) > MAX_FILES:
@@ -100,8 +100,10 @@ def solution_from_files(files: dict[str, str], where: str = "solution") -> Solut
     return Solution(files=dict(sorted(files.items())))
 
 
-def create_workspace(task: Task, folder: str | Path, extra_files: dict[str, str] | None = None) -> Path:
-    """A fresh workspace for `task`: reference (read-only), infrastructure, kernels/, extra files."""
+def create_workspace(
+    task: Task, folder: str | Path, extra_files: dict[str, str] | None = None
+) -> Path:
+    """A fresh workspace: reference (read-only), infrastructure, kernels/, extra files."""
     root = Path(folder)
     if root.exists() and any(root.iterdir()):
         raise UserError(f"{root}: folder exists and is not empty; choose a new folder")

@@ -192,8 +192,7 @@ def _select(tasks, path, levels, problem_ids) -> list[Task]:
     chosen = [
         t
         for t in tasks
-        if (levels is None or t.level in levels)
-        and (ids is None or t.source.problem_id in ids)
+        if (levels is None or t.level in levels) and (ids is None or t.source.problem_id in ids)
     ]
     if not chosen:
         raise TaskError(f"{path}: no task matches the selected levels and problem ids")

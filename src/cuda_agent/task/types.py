@@ -77,7 +77,9 @@ class Task:
             row=rec.get("row"),
             data_source=rec.get("data_source"),
         )
-        return cls(name=rec["name"], code=rec["code"], source=source, ops=tuple(rec.get("ops") or ()))
+        return cls(
+            name=rec["name"], code=rec["code"], source=source, ops=tuple(rec.get("ops") or ())
+        )
 
 
 def content_hash(code: str) -> str:

@@ -1,0 +1,91 @@
+"""The parent's handle on one candidate process: requests with deadlines, failures as verdicts."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from cuda_agent.sandbox.child import candidate_main
+from cuda_agent.sandbox.processes import Exit, kill_tree, start_process, wait_ready
+from cuda_agent.sandbox.verdict import Status
+
+
+class CandidateFailure(Exception):
+    """The candidate process failed a request; carries the verdict status and message."""
+
+    def __init__(self, status: Status, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class CandidateProcess:
+    def __init__(self, ctx, workdir: Path, device_index: int, timeout_s: float, memory_mb: int):
+        self.workdir = workdir
+        self.timeout_s = timeout_s
+        self.memory_mb = memory_mb
+        self.conn, child_end = ctx.Pipe(duplex=True)
+        self.proc = ctx.Process(
+            target=candidate_main,
+            args=(child_end, str(workdir), device_index),
+            daemon=True,
+        )
+        start_process(self.proc)
+        child_end.close()
+        self.layers = self._receive("start", timeout_s)[1]
+
+    def request(self, cmd: str, payload=None, timeout_s: float | None = None):
+        """Send one command; the reply's payload, or CandidateFailure."""
+        return self.timed_request(cmd, payload, timeout_s)[0]
+
+    def timed_request(self, cmd: str, payload=None, timeout_s: float | None = None):
+        """(payload, seconds from sending until the reply could be read)."""
+        try:
+            self.conn.send((cmd, payload))
+        except (BrokenPipeError, OSError):
+            raise self._failure(Exit("died", "closed its end of the pipe")) from None
+        start = time.perf_counter()
+        status, reply = self._receive(cmd, timeout_s or self.timeout_s, start)
+        return reply, self._ready_after
+
+    def _receive(self, step: str, timeout_s: float, start: float | None = None):
+        start = start or time.perf_counter()
+        stopped = wait_ready(self.proc, self.conn, timeout_s, self.memory_mb)
+        self._ready_after = time.perf_counter() - start
+        if stopped is None:
+            try:
+                msg = self.conn.recv()
+            except (EOFError, OSError):
+                stopped = Exit("died", "closed the pipe mid-answer")
+        if stopped is not None:
+            raise self._failure(stopped, step)
+        kind, payload = msg
+        if kind == "error":
+            label, _, text = payload.partition("|")
+            status = Status.INVALID if label == "interface" else Status.RUNTIME_ERROR
+            raise CandidateFailure(status, f"{step}: {text}{self._log_tail()}")
+        return kind, payload
+
+    def _failure(self, stopped: Exit, step: str = "") -> CandidateFailure:
+        status = Status.TIMEOUT if stopped.kind == "timeout" else Status.RUNTIME_ERROR
+        where = f" during {step}" if step else ""
+        return CandidateFailure(
+            status, f"the candidate process {stopped.detail}{where}{self._log_tail()}"
+        )
+
+    def _log_tail(self, keep: int = 1500) -> str:
+        try:
+            text = (self.workdir / "child.log").read_text(errors="replace").strip()
+        except OSError:
+            return ""
+        return f"\n--- output of the candidate process (tail) ---\n{text[-keep:]}" if text else ""
+
+    def close(self) -> None:
+        if self.proc.is_alive():
+            try:
+                self.conn.send(("exit", None))
+                self.proc.join(timeout=2)
+            except (BrokenPipeError, OSError):
+                pass
+        kill_tree(self.proc)
+        self.conn.close()

@@ -1,0 +1,150 @@
+"""The candidate process: loads the extension and ModelNew, runs what the parent asks, nothing else.
+
+It is forked from the warm forkserver, confines itself before touching candidate code, and
+answers one command at a time over its pipe. It never sees the reference program, the reference
+outputs or the seeds; its answers are outputs and times that the parent checks.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+import torch
+
+from cuda_agent.sandbox.guard_runtime import trace_forward
+from cuda_agent.sandbox.isolation import apply_confinement
+from cuda_agent.sandbox.timing import L2Flusher, timed_call
+
+_no_grad = torch.no_grad
+_fill = torch.Tensor.fill_
+
+
+def candidate_main(conn, workdir: str, device_index: int) -> None:
+    os.setsid()
+    root = Path(workdir)
+    log = os.open(root / "child.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    device = torch.device("cuda", device_index)
+    torch.cuda.set_device(device)
+    torch.empty(1, device=device)  # the context exists before confinement closes files off
+    layers = apply_confinement(root)
+    tempfile.tempdir = None
+    sys.dont_write_bytecode = True
+    sys.path[:] = [p for p in sys.path if p not in ("", ".", str(root))]
+    conn.send(("ready", layers))
+    state = _State(device)
+    while True:
+        try:
+            cmd, payload = conn.recv()
+        except (EOFError, OSError):
+            return
+        if cmd == "exit":
+            return
+        try:
+            reply = getattr(state, cmd)(payload)
+        except BaseException as err:  # SystemExit from candidate code is an error, not an exit
+            conn.send(("error", _describe(err, root)))
+            return
+        conn.send(("ok", reply))
+
+
+class _State:
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.model = None
+        self.sets: list = []
+        self.held = None  # the last timed output, kept alive until the next command
+        self.flush = L2Flusher(device)
+
+    def load(self, job: dict):
+        spec = importlib.util.spec_from_file_location("cuda_extension", job["so_path"])
+        ext = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(ext)
+        sys.modules["cuda_extension"] = ext
+        spec = importlib.util.spec_from_file_location("model_new", job["entry_path"])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["model_new"] = module
+        spec.loader.exec_module(module)
+        if not hasattr(module, "ModelNew"):
+            raise _InterfaceError("model_new.py defines no class ModelNew")
+        try:
+            model = module.ModelNew(*job["init_inputs"])
+        except TypeError as err:
+            raise _InterfaceError(
+                f"ModelNew(*get_init_inputs()) failed: {err}; ModelNew takes Model's arguments"
+            ) from None
+        model = model.to(self.device)
+        result = model.load_state_dict(job["state_dict"], strict=False)
+        if result.missing_keys or result.unexpected_keys:
+            raise _InterfaceError(
+                "ModelNew's state_dict differs from Model's: "
+                f"missing {sorted(result.missing_keys)[:6]}, "
+                f"unexpected {sorted(result.unexpected_keys)[:6]}"
+            )
+        self.model = model
+        return None
+
+    def verify(self, job: dict):
+        outputs, traces = [], []
+        with _no_grad():
+            for i, inputs in enumerate(job["sets"]):
+                _poison(job["poison_bytes"], self.device)
+                out, trace = trace_forward(self.model, inputs, with_kernels=i == job["profile_at"])
+                outputs.append(out)
+                traces.append(trace)
+        return {"outputs": outputs, "traces": traces}
+
+    def store_sets(self, sets: list):
+        self.sets = sets
+        return len(sets)
+
+    def warmup(self, sets: list):
+        with _no_grad():
+            for inputs in sets:
+                self.model(*inputs)
+        torch.cuda.synchronize()
+        return None
+
+    def ping(self, poison_bytes: int):
+        self.held = None
+        _poison(poison_bytes, self.device)
+        self.flush()
+        torch.cuda.synchronize()
+        return torch.empty(1, device=self.device)
+
+    def call(self, job: dict):
+        self.held = None
+        _poison(job["poison_bytes"], self.device)
+        with _no_grad():
+            out, times = timed_call(self.model, self.sets[job["index"]], self.flush)
+        self.held = out
+        return {"output": out, "time": times}
+
+
+class _InterfaceError(Exception):
+    """ModelNew does not have Model's constructor or state_dict."""
+
+
+def _poison(nbytes: int, device: torch.device) -> None:
+    """Fill memory the allocator will hand out next with NaN: unwritten outputs then fail."""
+    if nbytes > 0:
+        block = torch.empty(nbytes // 4 + 1, dtype=torch.float32, device=device)
+        _fill(block, float("nan"))
+        del block
+
+
+def _describe(err: BaseException, root: Path) -> str:
+    """The error and the candidate's own frames (not the harness's)."""
+    kind = "interface" if isinstance(err, _InterfaceError) else "error"
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if str(root) in f.filename]
+    where = "".join(
+        f"  {Path(f.filename).name}:{f.lineno} in {f.name}: {f.line}\n" for f in frames[-4:]
+    )
+    text = f"{type(err).__name__}: {err}".strip()
+    return f"{kind}|{text[:2000]}\n{where}".rstrip()

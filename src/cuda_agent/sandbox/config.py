@@ -1,0 +1,31 @@
+"""Settings of the kernel development environment."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("CUDA_AGENT_CACHE", Path.home() / ".cache" / "cuda-agent"))
+
+
+@dataclass(frozen=True)
+class EnvConfig:
+    """Everything an evaluation depends on besides the task and the solution."""
+
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    arch: str | None = None  # e.g. "sm_90"; None: from the device, else sm_90
+    device_index: int = 0
+    atol: float = 1e-2
+    rtol: float = 1e-2
+    verify_sets: int = 5  # input sets checked at stage verify
+    warmup_calls: int = 3
+    timed_calls: int = 30  # each on a fresh input set, as memory allows (at least min_timed_calls)
+    min_timed_calls: int = 5
+    timing_memory_gb: float = 24.0  # GPU memory for the fresh input sets of the timed calls
+    build_timeout_s: float = 300.0
+    child_timeout_s: float = 120.0  # per step of the candidate process (load, verify, time)
+    child_memory_mb: int = 32 * 1024  # host memory of the candidate process
+    build_jobs: int | None = None

@@ -1,0 +1,381 @@
+"""The kernel development environment: static guard, build, verify, profile, verdict, reward.
+
+One Environment per process and GPU. The harness process is the trusted side: it holds the
+reference model, draws every input from a secret seed, computes reference outputs, times the
+baselines and compares. Candidate code runs only in a confined child forked from a warm server.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from contextlib import nullcontext
+
+import torch
+
+from cuda_agent.errors import UserError
+from cuda_agent.sandbox.audit import AuditRecord, load_audit, run_battery
+from cuda_agent.sandbox.baselines import BaselineRecord, baseline_path, load_baseline, save_json
+from cuda_agent.sandbox.build import BuildResult, build_extension, ensure_pch
+from cuda_agent.sandbox.candidate import CandidateFailure, CandidateProcess
+from cuda_agent.sandbox.compare import compare
+from cuda_agent.sandbox.config import EnvConfig
+from cuda_agent.sandbox.guard_runtime import judge_trace, kernel_names
+from cuda_agent.sandbox.guard_static import check_static
+from cuda_agent.sandbox.inputs import draw_inputs, nbytes, secret_seed
+from cuda_agent.sandbox.processes import forkserver_context
+from cuda_agent.sandbox.profile import ProfileResult, profile_candidate
+from cuda_agent.sandbox.reference import Reference
+from cuda_agent.sandbox.reward import milestone_reward
+from cuda_agent.sandbox.toolchain import Toolchain, find_toolchain
+from cuda_agent.sandbox.verdict import Stage, Status, Verdict
+from cuda_agent.sandbox.workspace import ENTRY, Solution
+from cuda_agent.task import Task
+
+_REFERENCES_KEPT = 4
+
+
+class Environment:
+    """evaluate(task, solution, stage) -> Verdict; one caller at a time (calls are serialized)."""
+
+    def __init__(self, config: EnvConfig | None = None):
+        self.config = config or EnvConfig()
+        self.has_gpu = torch.cuda.is_available()
+        self._lock = threading.Lock()
+        self._toolchain: Toolchain | None = None
+        self._references: OrderedDict[str, Reference] = OrderedDict()
+        self._ctx = forkserver_context() if self.has_gpu else None
+        self._device = torch.device("cuda", self.config.device_index) if self.has_gpu else None
+        self.gpu_name = torch.cuda.get_device_name(self._device) if self.has_gpu else None
+
+    def __enter__(self) -> Environment:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._references.clear()
+
+    @property
+    def toolchain(self) -> Toolchain:
+        if self._toolchain is None:
+            self._toolchain = find_toolchain(self.config.arch)
+        return self._toolchain
+
+    def warm_up(self) -> threading.Thread:
+        """Build the precompiled torch header and start the fork server in the background."""
+
+        def work():
+            ensure_pch(self.toolchain, self.config.cache_dir)
+            if self._ctx is not None:
+                from multiprocessing import forkserver
+
+                forkserver.ensure_running()
+
+        thread = threading.Thread(target=work, name="cuda-agent-warm-up", daemon=True)
+        thread.start()
+        return thread
+
+    # ---- the stages ----
+
+    def build(self, task: Task, solution: Solution) -> BuildResult:
+        """Compile (and link where torch's CUDA libraries exist); cached per source content."""
+        return build_extension(
+            solution,
+            self.toolchain,
+            self.config.cache_dir,
+            link=True,
+            jobs=self.config.build_jobs,
+            timeout_s=self.config.build_timeout_s,
+        )
+
+    def evaluate(
+        self,
+        task: Task,
+        solution: Solution,
+        stage: Stage = Stage.PROFILE,
+        prebuilt: BuildResult | None = None,
+    ) -> Verdict:
+        with self._lock:
+            return self._evaluate(task, solution, Stage(stage), prebuilt)
+
+    def _evaluate(self, task, solution, stage, prebuilt) -> Verdict:
+        seconds: dict[str, float] = {}
+        base = {
+            "task": task.name,
+            "task_hash": task.hash,
+            "stage": stage,
+            "gpu": self.gpu_name,
+            "seconds": seconds,
+        }
+        start = time.perf_counter()
+        violations = check_static(solution)
+        seconds["guard"] = time.perf_counter() - start
+        if violations:
+            return Verdict(
+                **base,
+                status=Status.VIOLATION,
+                compiled=False,
+                correct=False,
+                violations=violations,
+                message="the static guard rejected the solution (see violations)",
+            )
+        start = time.perf_counter()
+        build = prebuilt or self.build(task, solution)
+        seconds["build"] = time.perf_counter() - start
+        if not build.ok:
+            return Verdict(
+                **base,
+                status=Status.COMPILE_ERROR,
+                compiled=False,
+                correct=False,
+                message=build.log,
+            )
+        built = (
+            f"compiled {len(build.compiled)} file(s), reused {len(build.reused)} from cache "
+            f"in {seconds['build']:.1f} s"
+        )
+        if stage == Stage.COMPILE:
+            return Verdict(
+                **base,
+                status=Status.OK,
+                compiled=True,
+                correct=False,
+                message=f"{built}; verify checks correctness",
+            )
+        if not self.has_gpu:
+            return Verdict(
+                **base,
+                status=Status.NO_GPU,
+                compiled=True,
+                correct=False,
+                message=f"{built} (compile-only: no GPU on this machine); correctness "
+                "and timing need a CUDA GPU",
+            )
+        if not build.linked or build.so_path is None:
+            return Verdict(
+                **base,
+                status=Status.COMPILE_ERROR,
+                compiled=False,
+                correct=False,
+                message="the extension was compiled but not linked: torch's CUDA "
+                "libraries were not found",
+            )
+        return self._run(task, solution, build, stage, base)
+
+    def _run(self, task, solution, build, stage, base) -> Verdict:
+        seconds = base["seconds"]
+        start = time.perf_counter()
+        ref = self._reference(task)
+        audit = self.audit(task)
+        seconds["reference"] = time.perf_counter() - start
+        facts = {"degenerate": audit.degenerate, "input_distribution": audit.distribution}
+        workdir = self.config.cache_dir / "runs" / uuid.uuid4().hex
+        workdir.mkdir(parents=True)
+        (workdir / ENTRY).write_text(solution.files[ENTRY])
+        cand = None
+        try:
+            start = time.perf_counter()
+            cand = CandidateProcess(
+                self._ctx,
+                workdir,
+                self.config.device_index,
+                self.config.child_timeout_s,
+                self.config.child_memory_mb,
+            )
+            seconds["child_start"] = time.perf_counter() - start
+            cand.request(
+                "load",
+                {
+                    "so_path": str(build.so_path),
+                    "entry_path": str(workdir / ENTRY),
+                    "init_inputs": ref.init_inputs,
+                    "state_dict": self._shared(ref.state_for_candidate),
+                },
+            )
+            seconds["child_load"] = time.perf_counter() - start - seconds["child_start"]
+            own = kernel_names(solution.files)
+            vsets = [self._draw(ref, audit) for _ in range(self.config.verify_sets)]
+            refs = [ref(*s) for s in vsets]
+            poison = 2 * max(nbytes(r) for r in refs)
+            mark = time.perf_counter()
+            failure = check_outputs(cand, vsets, refs, poison, own, self.config, "input set")
+            seconds["verify_calls"] = time.perf_counter() - mark
+            seconds["verify"] = time.perf_counter() - start
+            if failure is not None:
+                return Verdict(**base, **facts, compiled=True, correct=False, **failure)
+            if stage == Stage.VERIFY:
+                return Verdict(
+                    **base,
+                    **facts,
+                    status=Status.OK,
+                    compiled=True,
+                    correct=True,
+                    reward=milestone_reward(True, None, None),
+                    message=f"correct on {len(vsets)} input sets "
+                    f"({audit.distribution} inputs); profile times it",
+                )
+            start = time.perf_counter()
+            result = profile_candidate(
+                cand,
+                ref,
+                lambda: self._draw(ref, audit),
+                vsets,
+                refs,
+                poison,
+                self.config,
+                self._compile_baseline(ref, audit),
+                self._device,
+            )
+            post = self._draw(ref, audit)
+            failure = check_outputs(
+                cand, [post], [ref(*post)], poison, own, self.config, "input set after timing"
+            )
+            seconds["profile"] = time.perf_counter() - start
+            if failure is None and result.failure is not None:
+                failure = result.failure
+            if failure is not None:
+                return Verdict(**base, **facts, compiled=True, correct=False, **failure)
+            self._store_baseline(ref, audit, result)
+            return self._timed_verdict(base, facts, result)
+        except CandidateFailure as err:
+            return Verdict(
+                **base,
+                **facts,
+                status=err.status,
+                compiled=True,
+                correct=False,
+                message=err.message,
+            )
+        finally:
+            if cand is not None:
+                cand.close()
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def _timed_verdict(self, base, facts, r: ProfileResult) -> Verdict:
+        vs_eager = r.eager_ms / r.candidate_ms
+        vs_compile = r.compile_ms / r.candidate_ms
+        reward = milestone_reward(True, vs_eager, vs_compile)
+        return Verdict(
+            **base,
+            **facts,
+            status=Status.OK,
+            compiled=True,
+            correct=True,
+            eager_ms=r.eager_ms,
+            compile_ms=r.compile_ms,
+            candidate_ms=r.candidate_ms,
+            candidate_spread=r.candidate_spread,
+            speedup_vs_eager=vs_eager,
+            speedup_vs_compile=vs_compile,
+            reward=reward,
+            max_abs_error=r.max_abs_error,
+            message=f"correct on every checked input set; timed {r.timed_calls} calls, each on "
+            f"a fresh input set ({facts['input_distribution']} inputs)",
+        )
+
+    # ---- trusted state: references, audits, baselines ----
+
+    def _reference(self, task: Task) -> Reference:
+        ref = self._references.pop(task.hash, None) or Reference(task, self._device)
+        self._references[task.hash] = ref
+        while len(self._references) > _REFERENCES_KEPT:
+            self._references.popitem(last=False)
+        return ref
+
+    def audit(self, task: Task) -> AuditRecord:
+        """The null-kernel battery's result for `task` (cached on disk)."""
+        self._need_gpu("the null-kernel audit")
+        cfg = self.config
+        path = (
+            cfg.cache_dir / "audit" / f"{task.hash}-{torch.__version__}-{cfg.atol}-{cfg.rtol}.json"
+        )
+        record = load_audit(path)
+        if record is None:
+            record = run_battery(self._reference(task), self._device, cfg.atol, cfg.rtol)
+            save_json(path, record)
+        return record
+
+    def baselines(self, task: Task) -> BaselineRecord:
+        """Eager and torch.compile timings of `task` on this GPU (cached on disk)."""
+        self._need_gpu("timing baselines")
+        ref, audit = self._reference(task), self.audit(task)
+        cached = self._compile_baseline(ref, audit)
+        if cached is not None:
+            return cached
+        result = profile_candidate(
+            None, ref, lambda: self._draw(ref, audit), [], [], 0, self.config, None, self._device
+        )
+        return self._store_baseline(ref, audit, result)
+
+    def _compile_baseline(self, ref: Reference, audit: AuditRecord) -> BaselineRecord | None:
+        return load_baseline(
+            baseline_path(self.config.cache_dir, ref.task.hash, self.gpu_name, torch.__version__)
+        )
+
+    def _store_baseline(self, ref, audit, r: ProfileResult) -> BaselineRecord:
+        path = baseline_path(self.config.cache_dir, ref.task.hash, self.gpu_name, torch.__version__)
+        record = load_baseline(path)
+        if record is None:
+            record = BaselineRecord(
+                task=ref.task.name,
+                task_hash=ref.task.hash,
+                gpu=self.gpu_name,
+                torch_version=torch.__version__,
+                distribution=audit.distribution,
+                eager_ms=r.eager_ms,
+                eager_spread=r.eager_spread,
+                compile_ms=r.compile_ms,
+                compile_spread=r.compile_spread,
+                compile_first_call_s=r.compile_first_call_s,
+                timed_calls=r.timed_calls,
+                date=BaselineRecord.now(),
+            )
+            save_json(path, record)
+        return record
+
+    def _draw(self, ref: Reference, audit: AuditRecord) -> list:
+        with self._pool():
+            return draw_inputs(ref.program, audit.distribution, secret_seed(), self._device)
+
+    def _shared(self, make):
+        with self._pool():
+            return make()
+
+    def _pool(self):
+        """Tensors the candidate receives live in their own memory pool, so the CUDA IPC
+        mapping it gets cannot reach reference outputs stored in the same allocator segment."""
+        if not hasattr(self, "_mem_pool"):
+            self._mem_pool = torch.cuda.MemPool() if hasattr(torch.cuda, "MemPool") else None
+        if self._mem_pool is None:
+            return nullcontext()
+        return torch.cuda.use_mem_pool(self._mem_pool)
+
+    def _need_gpu(self, what: str) -> None:
+        if not self.has_gpu:
+            raise UserError(f"{what} needs a CUDA GPU; none is visible on this machine")
+
+
+def check_outputs(cand, sets, refs, poison, own_kernels, config, label) -> dict | None:
+    """Run the candidate on `sets` under the runtime guard; verdict fields of a failure, or None."""
+    reply = cand.request("verify", {"sets": sets, "poison_bytes": poison, "profile_at": 0})
+    violations = sorted({v for t in reply["traces"] for v in judge_trace(t, own_kernels)})
+    if violations:
+        return {
+            "status": Status.VIOLATION,
+            "violations": violations,
+            "message": "the runtime guard caught PyTorch doing the work (see violations)",
+        }
+    for i, (ref_out, out) in enumerate(zip(refs, reply["outputs"], strict=True)):
+        result = compare(ref_out, out, config.atol, config.rtol)
+        if not result.ok:
+            return {
+                "status": Status.MISMATCH,
+                "max_abs_error": result.max_abs_error,
+                "message": f"{label} {i + 1} of {len(sets)}: {result.reason}",
+            }
+    return None

@@ -1,0 +1,13 @@
+import cuda_extension
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, scale: float):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        scaled = cuda_extension.unary(x, self.scale)
+        return torch.nn.functional.gelu(scaled)

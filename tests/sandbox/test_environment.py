@@ -1,0 +1,59 @@
+"""The environment on a machine without a GPU: static guard, compile-only build, no_gpu."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from cuda_agent.sandbox import EnvConfig, Environment, Stage, Status, read_solution
+from cuda_agent.task import load_task
+
+HERE = Path(__file__).parent
+CHAIN = HERE / "solutions" / "elementwise_chain"
+
+pytestmark = pytest.mark.skipif(
+    torch.cuda.is_available(), reason="covers the machine without a GPU"
+)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    with Environment(EnvConfig(cache_dir=tmp_path_factory.mktemp("cache"))) as environment:
+        yield environment
+
+
+def test_compile_only_then_no_gpu(env):
+    task = load_task("elementwise_chain")
+    verdict = env.evaluate(task, read_solution(CHAIN), Stage.PROFILE)
+    assert verdict.status == Status.NO_GPU
+    assert verdict.compiled and not verdict.correct and verdict.reward == -1
+    assert "need a CUDA GPU" in verdict.message
+    compiled = env.evaluate(task, read_solution(CHAIN), Stage.COMPILE)
+    assert compiled.status == Status.OK and compiled.compiled
+
+
+def test_compile_error_is_trimmed_and_names_the_line(env, tmp_path):
+    broken = tmp_path / "broken"
+    shutil.copytree(CHAIN, broken)
+    cu = broken / "kernels" / "chain.cu"
+    cu.write_text(cu.read_text().replace("float y = v * scale + shift;", "float y = v * scale +;"))
+    verdict = env.evaluate(load_task("elementwise_chain"), read_solution(broken), Stage.VERIFY)
+    assert verdict.status == Status.COMPILE_ERROR and not verdict.compiled
+    assert "chain.cu" in verdict.message and "error" in verdict.message.lower()
+    assert len(verdict.message) <= 4500
+
+
+def test_static_violation_stops_before_build(env, tmp_path):
+    cheat = tmp_path / "cheat"
+    shutil.copytree(CHAIN, cheat)
+    entry = cheat / "model_new.py"
+    entry.write_text(
+        entry.read_text().replace(
+            "return cuda_extension.chain_forward(x, self.scale, self.shift)",
+            "return torch.clamp(torch.nn.functional.gelu(x * self.scale + self.shift), -0.5, 2.0)",
+        )
+    )
+    verdict = env.evaluate(load_task("elementwise_chain"), read_solution(cheat))
+    assert verdict.status == Status.VIOLATION and verdict.violations
+    assert verdict.reward == -1 and "build" not in verdict.seconds

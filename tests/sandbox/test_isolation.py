@@ -1,0 +1,89 @@
+"""run_isolated and the confinement layers, on real child processes."""
+
+import os
+import signal
+import socket
+import time
+from pathlib import Path
+
+from cuda_agent.sandbox import run_isolated
+
+
+def _probe(outside: str) -> dict:
+    found = {}
+    try:
+        socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        found["inet"] = "allowed"
+    except OSError as err:
+        found["inet"] = err.errno
+    try:
+        os.kill(os.getppid(), 0)
+        found["signal_parent"] = "allowed"
+    except OSError as err:
+        found["signal_parent"] = err.errno
+    try:
+        Path(outside).write_text("escaped")
+        found["write_outside"] = "allowed"
+    except OSError as err:
+        found["write_outside"] = err.errno
+    Path("inside.txt").write_text("ok")
+    found["write_inside"] = Path("inside.txt").read_text()
+    found["env"] = sorted(os.environ)
+    return found
+
+
+def _hog(mb: int) -> int:
+    blocks = [bytearray(1 << 20) for _ in range(mb)]
+    time.sleep(30)
+    return len(blocks)
+
+
+def test_value_comes_back():
+    result = run_isolated(divmod, (17, 5))
+    assert result.ok and result.value == (3, 2) and not result.timed_out
+
+
+def test_confinement_layers(tmp_path, monkeypatch):
+    monkeypatch.setenv("SECRET_TOKEN", "hunter2")
+    outside = tmp_path / "outside.txt"
+    result = run_isolated(_probe, (str(outside),))
+    assert result.ok, result.error
+    found = result.value
+    assert found["write_inside"] == "ok"
+    assert "SECRET_TOKEN" not in found["env"]
+    assert "HOME" in found["env"] and "TMPDIR" in found["env"]
+    # Landlock and seccomp are on where the kernel has them (this machine's does).
+    if os.uname().sysname == "Linux":
+        assert found["inet"] != "allowed"
+        assert found["signal_parent"] != "allowed"
+        assert found["write_outside"] != "allowed"
+        assert not outside.exists()
+
+
+def test_errors_exits_and_timeouts_are_reported():
+    failed = run_isolated(int, ("not a number",))
+    assert not failed.ok and "ValueError" in failed.error
+    exited = run_isolated(os._exit, (0,))
+    assert not exited.ok and "exited with status 0 before answering" in exited.error
+    slow = run_isolated(time.sleep, (30,), timeout_s=1)
+    assert slow.timed_out and not slow.ok and slow.seconds < 10
+
+
+def test_memory_limit_kills():
+    hog = run_isolated(_hog, (3000,), memory_mb=500, timeout_s=60)
+    assert not hog.ok
+    assert "memory" in hog.error.lower() or "MemoryError" in hog.error
+
+
+def test_child_cannot_signal_the_parent():
+    attempt = run_isolated(os.kill, (os.getpid(), signal.SIGTERM))  # the pid is ours, the parent's
+    assert not attempt.ok and "PermissionError" in attempt.error
+
+
+def test_child_killed_by_signal():
+    result = run_isolated(_suicide, (signal.SIGSEGV,))
+    assert not result.ok and "killed by signal SIGSEGV" in result.error
+
+
+def _suicide(sig: int) -> None:
+    os.kill(os.getpid(), sig)
