@@ -79,6 +79,7 @@ def our_rounds(task, work: Path, rounds: int, cache: Path) -> dict:
     start = time.perf_counter()
     first = env.evaluate(task, read_solution(work), Stage.PROFILE)
     first_s = time.perf_counter() - start
+    print(f"  first round {first_s:.1f} s {first.status.value} {first.seconds}", flush=True)
     _edit(work, -1)
     proc = subprocess.run(
         [sys.executable, str(HERE / "_cold_round.py"), task.name, str(work), str(cache)],
@@ -98,6 +99,7 @@ def our_rounds(task, work: Path, rounds: int, cache: Path) -> dict:
         v = env.evaluate(task, read_solution(work), Stage.PROFILE)
         times.append(time.perf_counter() - start)
         verdicts.append(json.loads(v.model_dump_json()))
+        print(f"  round {i}: {times[-1]:.2f} s {v.status.value} {v.seconds}", flush=True)
     speedups = [v["speedup_vs_eager"] for v in verdicts if v["speedup_vs_eager"]]
     spread = (max(speedups) - min(speedups)) / statistics.median(speedups) if speedups else None
     return {
@@ -147,21 +149,25 @@ def main() -> None:
             "task": name,
             "ours": ours,
             "reference_loop": theirs,
-            "reference_median_round_s": statistics.median(r["round_s"] for r in theirs),
-            "same_verdict": all(r["correct"] for r in theirs) == (last["status"] == "ok"),
+            "reference_median_round_s": (
+                statistics.median(r["round_s"] for r in theirs) if theirs else None
+            ),
+            "same_verdict": (
+                all(r["correct"] for r in theirs) == (last["status"] == "ok") if theirs else None
+            ),
             "candidate_ms": {
                 "ours": last["candidate_ms"],
-                "reference_loop": statistics.median(r["candidate_ms"] for r in theirs),
+                "reference_loop": (
+                    statistics.median(r["candidate_ms"] for r in theirs) if theirs else None
+                ),
             },
         }
         results["cases"].append(case)
         print(
             f"{name}: ours median round {ours['median_round_s']:.2f} s "
             f"(cold process {ours['cold_process_round'].get('seconds', float('nan')):.1f} s), "
-            f"reference loop "
-            f"{case['reference_median_round_s']:.1f} s; candidate "
-            f"{case['candidate_ms']['ours']:.3f} vs "
-            f"{case['candidate_ms']['reference_loop']:.3f} ms",
+            f"reference loop {case['reference_median_round_s']} s; candidate "
+            f"{case['candidate_ms']['ours']:.3f} vs {case['candidate_ms']['reference_loop']} ms",
             flush=True,
         )
         shutil.rmtree(root, ignore_errors=True)

@@ -48,7 +48,7 @@ class BuildResult:
     so_name: str  # cuda_extension_<hash>.so: distinct for every distinct build, linked or not
     linked: bool
     log: str  # trimmed compiler errors (file:line, workspace paths) and notes
-    compiled: list[str] = field(default_factory=list)  # workspace paths compiled by this build
+    compiled: list[str] = field(default_factory=list)  # workspace paths compiled (or tried)
     reused: list[str] = field(default_factory=list)  # workspace paths whose object was cached
     seconds: dict[str, float] = field(default_factory=dict)  # "pch", each compiled path, "link"
     pch: bool = False  # every .cpp compiled by this build loaded the precompiled torch header

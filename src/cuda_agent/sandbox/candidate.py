@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from cuda_agent.sandbox.child import candidate_main
@@ -89,3 +92,41 @@ class CandidateProcess:
                 pass
         kill_tree(self.proc)
         self.conn.close()
+
+
+class SpareCandidate:
+    """One candidate process started ahead of need.
+
+    Starting one costs seconds (CUDA context, the profiler's CUPTI start-up); started while the
+    extension builds, or while the caller thinks between rounds, a round does not wait for it.
+    """
+
+    def __init__(self, make: Callable[[], CandidateProcess]):
+        self._make = make
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cuda-agent-spare")
+        self._next: Future | None = None
+
+    def prepare(self) -> None:
+        if self._next is None:
+            self._next = self._executor.submit(self._make)
+
+    def take(self) -> CandidateProcess:
+        """The prepared process (started now if none was); raises CandidateFailure."""
+        self.prepare()
+        future, self._next = self._next, None
+        return future.result()
+
+    def close(self) -> None:
+        future, self._next = self._next, None
+        if future is not None:
+            try:
+                discard(future.result(timeout=120))
+            except Exception:  # a spare that failed to start has nothing left to close
+                pass
+        self._executor.shutdown(wait=False)
+
+
+def discard(cand: CandidateProcess) -> None:
+    """Stop a candidate process and remove its working folder."""
+    cand.close()
+    shutil.rmtree(cand.workdir, ignore_errors=True)

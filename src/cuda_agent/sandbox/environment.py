@@ -7,7 +7,6 @@ baselines and compares. Candidate code runs only in a confined child forked from
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 import uuid
@@ -20,7 +19,12 @@ from cuda_agent.errors import UserError
 from cuda_agent.sandbox.audit import AuditRecord, load_audit, run_battery
 from cuda_agent.sandbox.baselines import BaselineRecord, baseline_path, load_baseline, save_json
 from cuda_agent.sandbox.build import BuildResult, build_extension, ensure_pch
-from cuda_agent.sandbox.candidate import CandidateFailure, CandidateProcess
+from cuda_agent.sandbox.candidate import (
+    CandidateFailure,
+    CandidateProcess,
+    SpareCandidate,
+    discard,
+)
 from cuda_agent.sandbox.compare import compare
 from cuda_agent.sandbox.config import EnvConfig
 from cuda_agent.sandbox.guard_runtime import judge_trace, kernel_names
@@ -50,6 +54,7 @@ class Environment:
         self._ctx = forkserver_context() if self.has_gpu else None
         self._device = torch.device("cuda", self.config.device_index) if self.has_gpu else None
         self.gpu_name = torch.cuda.get_device_name(self._device) if self.has_gpu else None
+        self._spare = SpareCandidate(self._new_candidate) if self.has_gpu else None
 
     def __enter__(self) -> Environment:
         return self
@@ -58,6 +63,8 @@ class Environment:
         self.close()
 
     def close(self) -> None:
+        if self._spare is not None:
+            self._spare.close()
         self._references.clear()
 
     @property
@@ -76,6 +83,8 @@ class Environment:
 
                 forkserver.ensure_running()
 
+        if self._spare is not None:
+            self._spare.prepare()
         thread = threading.Thread(target=work, name="cuda-agent-warm-up", daemon=True)
         thread.start()
         return thread
@@ -124,6 +133,8 @@ class Environment:
                 violations=violations,
                 message="the static guard rejected the solution (see violations)",
             )
+        if self._spare is not None and stage != Stage.COMPILE:
+            self._spare.prepare()  # the candidate process starts while the extension builds
         start = time.perf_counter()
         build = prebuilt or self.build(task, solution)
         seconds["build"] = time.perf_counter() - start
@@ -174,19 +185,13 @@ class Environment:
         audit = self.audit(task)
         seconds["reference"] = time.perf_counter() - start
         facts = {"degenerate": audit.degenerate, "input_distribution": audit.distribution}
-        workdir = self.config.cache_dir / "runs" / uuid.uuid4().hex
-        workdir.mkdir(parents=True)
-        (workdir / ENTRY).write_text(solution.files[ENTRY])
         cand = None
         try:
             start = time.perf_counter()
-            cand = CandidateProcess(
-                self._ctx,
-                workdir,
-                self.config.device_index,
-                self.config.child_timeout_s,
-                self.config.child_memory_mb,
-            )
+            cand = self._spare.take()
+            workdir = cand.workdir
+            (workdir / ENTRY).write_text(solution.files[ENTRY])
+            facts["checks"] = ["static", "dispatch"] + [k for k, on in cand.layers.items() if on]
             seconds["child_start"] = time.perf_counter() - start
             cand.request(
                 "load",
@@ -253,8 +258,19 @@ class Environment:
             )
         finally:
             if cand is not None:
-                cand.close()
-            shutil.rmtree(workdir, ignore_errors=True)
+                discard(cand)
+            self._spare.prepare()  # the next round's process warms up while the caller thinks
+
+    def _new_candidate(self) -> CandidateProcess:
+        workdir = self.config.cache_dir / "runs" / uuid.uuid4().hex
+        workdir.mkdir(parents=True)
+        return CandidateProcess(
+            self._ctx,
+            workdir,
+            self.config.device_index,
+            self.config.child_timeout_s,
+            self.config.child_memory_mb,
+        )
 
     def _timed_verdict(self, base, facts, r: ProfileResult) -> Verdict:
         vs_eager = r.eager_ms / r.candidate_ms

@@ -66,11 +66,12 @@ class _Checker(ast.NodeVisitor):
     def __init__(self, tree: ast.Module, allowed_imports: frozenset[str]):
         self.allowed_imports = allowed_imports
         self.found: list[tuple[int, str]] = []
-        self.parent = {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
-        self.bound = _bound_names(tree)
+        nodes = list(ast.walk(tree))
+        self.parent = {c: p for p in nodes for c in ast.iter_child_nodes(p)}
+        self.bound = _bound_names(nodes)
         self.aliases: dict[str, str] = {}
-        self._collect_aliases(tree)
-        self.local_classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+        self._collect_aliases(nodes)
+        self.local_classes = {n.name for n in nodes if isinstance(n, ast.ClassDef)}
         self.cls: _ClassInfo | None = None
         self.in_init = False
         self.tensors: set[str] = set()
@@ -81,8 +82,8 @@ class _Checker(ast.NodeVisitor):
 
     # ---- names: aliases and resolution to qualified names
 
-    def _collect_aliases(self, tree: ast.Module) -> None:
-        for node in ast.walk(tree):
+    def _collect_aliases(self, nodes: list[ast.AST]) -> None:
+        for node in nodes:
             if isinstance(node, ast.Import):
                 for a in node.names:
                     root = a.name.split(".")[0]
@@ -90,7 +91,7 @@ class _Checker(ast.NodeVisitor):
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 for a in node.names:
                     self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-        assigns = [n for n in ast.walk(tree) if isinstance(n, ast.Assign)]
+        assigns = [n for n in nodes if isinstance(n, ast.Assign)]
         for _ in range(3):  # alias chains: t = torch; F = t.nn.functional; g = F.gelu
             for node in assigns:
                 target = self.resolve(node.value)
@@ -241,8 +242,13 @@ class _Checker(ast.NodeVisitor):
             and (a.annotation is None or "Tensor" in ast.unparse(a.annotation))
             and not (isinstance(default, ast.Constant) and default.value is not None)
         }
+        flow = [
+            n
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Assign | ast.AnnAssign | ast.NamedExpr | ast.For)
+        ]
         for _ in range(2):
-            for node in ast.walk(fn):
+            for node in flow:
                 if isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr) and node.value:
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                     self._mark(targets, node.value)
@@ -439,11 +445,11 @@ def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
-def _bound_names(tree: ast.Module) -> set[str]:
+def _bound_names(nodes: list[ast.AST]) -> set[str]:
     """Every name the file binds (arguments, assignments, loops, definitions), so a parameter
     called `input` is not taken for the builtin."""
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.arg):
             names.add(node.arg)
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):

@@ -55,9 +55,8 @@ class Toolchain:
     @property
     def can_link(self) -> bool:
         """torch's CUDA libraries and cudart exist, so an importable extension can be linked."""
-        return all(lib in self.torch_libs for lib in CUDA_TORCH_LIBS) and bool(
-            self.library("cudart")
-        )
+        cuda_torch = all(lib in self.torch_libs for lib in CUDA_TORCH_LIBS)
+        return cuda_torch and self.library("cudart") is not None
 
     def library(self, name: str) -> str | None:
         return dict(self.libraries).get(name)
@@ -126,8 +125,10 @@ def find_toolchain(arch: str | None = None) -> Toolchain:
         if not any((Path(t) / header).is_file() for t in toolkit_include)
         for d in _dirs_with(wheels, "include", header)
     )
-    wheel_lib = _dirs_with(wheels, "lib", "libcublas.so*") + _dirs_with(
-        wheels, "lib", "libcudnn.so*"
+    wheel_lib = tuple(
+        d
+        for pattern in ("libcublas.so*", "libcudnn.so*")
+        for d in _dirs_with(wheels, "lib", pattern)
     )
     libraries = {"cudart": _find_shared("cudart", toolkit_lib + wheel_lib)}
     for name in ("cublas", "cublasLt", "cudnn"):
@@ -161,7 +162,7 @@ def normalize_arch(arch: str) -> str:
         raise UserError(f"GPU arch {arch!r} not understood; use a form like sm_90 or sm_90a")
     number = m[1] + (m[2] or "")
     if int(number) < 50:
-        raise UserError(f"GPU arch {arch!r} is older than any CUDA 13 target; use sm_75 or newer")
+        raise UserError(f"GPU arch {arch!r} is too old for nvcc; use sm_75 or newer")
     return f"sm_{number}{m[3]}"
 
 
@@ -291,18 +292,7 @@ def _capability_from_nvidia_smi() -> str | None:
         return None
     cmd = [smi, "--query-gpu=compute_cap", "--format=csv,noheader"]
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
-    if visible:
-        cmd += ["-i", visible]
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    first = out.stdout.strip().splitlines()[:1]
-    return (
-        first[0].strip()
-        if out.returncode == 0 and first and _ARCH.match(first[0].strip())
-        else None
-    )
+    return _probe(cmd + ["-i", visible] if visible else cmd)
 
 
 def _capability_from_child() -> str | None:
@@ -311,14 +301,17 @@ def _capability_from_child() -> str | None:
         "if torch.cuda.is_available():\n"
         "    print('%d.%d' % torch.cuda.get_device_capability())\n"
     )
+    return _probe([sys.executable, "-c", code])
+
+
+def _probe(cmd: list[str]) -> str | None:
+    """The first word a command prints, when it is a compute capability such as 9.0."""
     try:
-        out = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S
-        )
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    value = out.stdout.strip()
-    return value if out.returncode == 0 and _ARCH.match(value) else None
+    words = out.stdout.split()
+    return words[0] if out.returncode == 0 and words and _ARCH.match(words[0]) else None
 
 
 def _digest(value: object) -> str:

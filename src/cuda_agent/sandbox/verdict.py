@@ -45,6 +45,7 @@ class Verdict(BaseModel):
     reward: int = -1
     degenerate: bool = False  # no input distribution tells the reference from a trivial output
     input_distribution: str | None = None  # the inputs the verdict was checked on
+    checks: list[str] = Field(default_factory=list)  # guard and isolation layers that were active
     max_abs_error: float | None = None
     gpu: str | None = None
     seconds: dict[str, float] = Field(default_factory=dict)  # build, verify, profile wall times

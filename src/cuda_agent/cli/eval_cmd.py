@@ -1,0 +1,36 @@
+"""`cuda-agent eval --task TASK --solution DIR`: one evaluation, as a summary or as JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cuda_agent.errors import UserError
+from cuda_agent.sandbox import EnvConfig, Environment, Stage, read_solution
+from cuda_agent.task import load_task
+
+
+def eval_solution(
+    task: Annotated[str, typer.Option("--task", help="A task .py file or a built-in task name.")],
+    solution: Annotated[
+        Path, typer.Option("--solution", help="A folder with model_new.py and kernels/.")
+    ],
+    stage: Annotated[str, typer.Option(help="compile, verify or profile.")] = "profile",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
+    arch: Annotated[str | None, typer.Option(help="GPU arch for nvcc, e.g. sm_90.")] = None,
+) -> None:
+    """Evaluate a solution: static guard, build, and (on a GPU) verify and profile.
+
+    Exit status 0 whenever an evaluation ran, whatever its verdict; 2 for usage errors. Without a
+    GPU the verdict is `no_gpu` after the static guard and a compile-only build.
+    """
+    try:
+        chosen = Stage(stage)
+    except ValueError:
+        raise UserError(f"--stage {stage!r}: choose compile, verify or profile") from None
+    found = load_task(task)
+    with Environment(EnvConfig(arch=arch)) as env:
+        verdict = env.evaluate(found, read_solution(solution), chosen)
+    typer.echo(verdict.model_dump_json(indent=1) if as_json else verdict.summary())

@@ -1,0 +1,69 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[2]
+CHAIN = REPO / "tests" / "sandbox" / "solutions" / "elementwise_chain"
+
+
+def cli(*args: str, cache: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CUDA_AGENT_CACHE": str(cache)}
+    return subprocess.run(
+        [sys.executable, "-m", "cuda_agent", *args],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=env,
+    )
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    shared = os.environ.get("CUDA_AGENT_TEST_CACHE")
+    return Path(shared) if shared else tmp_path_factory.mktemp("cache")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machine without a GPU")
+def test_eval_without_gpu_says_so_as_json(cache):
+    out = cli(
+        "eval", "--task", "elementwise_chain", "--solution", str(CHAIN), "--json", cache=cache
+    )
+    assert out.returncode == 0, out.stderr
+    verdict = json.loads(out.stdout)
+    assert verdict["status"] == "no_gpu" and verdict["compiled"] is True
+    assert verdict["reward"] == -1 and "need a CUDA GPU" in verdict["message"]
+
+
+def test_eval_summary_and_usage_errors(cache, tmp_path):
+    (tmp_path / "empty").mkdir()
+    missing = cli(
+        "eval", "--task", "elementwise_chain", "--solution", str(tmp_path / "empty"), cache=cache
+    )
+    assert missing.returncode == 2 and "missing model_new.py" in missing.stderr
+    bad_stage = cli(
+        "eval",
+        "--task",
+        "elementwise_chain",
+        "--solution",
+        str(CHAIN),
+        "--stage",
+        "fast",
+        cache=cache,
+    )
+    assert bad_stage.returncode == 2 and "choose compile, verify or profile" in bad_stage.stderr
+    compiled = cli(
+        "eval",
+        "--task",
+        "elementwise_chain",
+        "--solution",
+        str(CHAIN),
+        "--stage",
+        "compile",
+        cache=cache,
+    )
+    assert compiled.returncode == 0 and compiled.stdout.startswith("elementwise_chain: ok")
