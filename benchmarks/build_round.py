@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import sys
@@ -80,20 +81,31 @@ def edited(solution: Solution, suffix: str, n: int) -> Solution:
     return solution_from_files(files)
 
 
-def row(step: str, result: BuildResult, seconds: float) -> dict:
+def row(step: str, result: BuildResult, seconds: float, cpu: float) -> dict:
     if not result.ok:
         raise SystemExit(f"{step}: the build failed\n{result.log}")
     return {
-        "step": step, "seconds": round(seconds, 3), "compiled": result.compiled,
-        "reused": result.reused, "linked": result.linked, "pch": result.pch,
+        "step": step,
+        "seconds": round(seconds, 3),
+        "cpu_s": round(cpu, 3),
+        "compiled": result.compiled,
+        "reused": result.reused,
+        "linked": result.linked,
+        "pch": result.pch,
         "steps": result.seconds,
-    }  # fmt: skip
+    }
 
 
 def timed(step: str, solution: Solution, toolchain, cache: Path, use_pch: bool = True) -> dict:
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _children_cpu()
     result = build_extension(solution, toolchain, cache, use_pch=use_pch)
-    return row(step, result, time.perf_counter() - start)
+    return row(step, result, time.perf_counter() - start, _children_cpu() - cpu)
+
+
+def _children_cpu() -> float:
+    """CPU seconds of finished compiler processes: comparable on a loaded machine."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def link_tree(src: Path, dst: Path) -> None:
@@ -138,12 +150,13 @@ def print_table(report: dict) -> None:
     print(f"{machine['cpus']} CPUs, torch {machine['torch']}, nvcc {machine['nvcc']}, "
           f"{machine['arch']}, {'links' if machine['can_link'] else 'compile-only'}")  # fmt: skip
     print(f"find_toolchain: {report['find_toolchain_s']:.2f} s")
-    print(f"{'step':<22} {'seconds':>8}  {'pch':>7}  {'link':>6}  compiled")
+    print(f"{'step':<26} {'wall s':>7} {'cpu s':>7} {'pch s':>6} {'link s':>6}  compiled")
     for r in report["rows"]:
-        pch = f"{r['steps'].get('pch', 0):.1f}" if "pch" in r["steps"] else "-"
+        pch = f"{r['steps']['pch']:.1f}" if "pch" in r["steps"] else "-"
         link = f"{r['steps']['link']:.2f}" if "link" in r["steps"] else "-"
         compiled = ", ".join(r["compiled"]) or "(nothing)"
-        print(f"{r['step']:<22} {r['seconds']:>8.2f}  {pch:>7}  {link:>6}  {compiled}")
+        times = f"{r['seconds']:>7.2f} {r['cpu_s']:>7.1f} {pch:>6} {link:>6}"
+        print(f"{r['step']:<26} {times}  {compiled}")
     print("medians: " + ", ".join(f"{k} {v:.2f} s" for k, v in report["medians"].items()))
 
 

@@ -125,6 +125,14 @@ def test_editing_one_kernel_recompiles_only_that_kernel(toolchain, build_cache, 
     assert result.so_name != first.so_name
 
 
+def test_another_arch_recompiles_the_kernels_only(toolchain, build_cache, base):
+    solution, first = base
+    result = build_extension(solution, dataclasses.replace(toolchain, arch="sm_80"), build_cache)
+    assert result.ok, result.log
+    assert set(result.compiled) == {"kernels/vector_add.cu", "kernels/helper.cu"}
+    assert result.so_name != first.so_name
+
+
 def test_identical_second_workspace_reuses_everything(toolchain, build_cache, base, tmp_path):
     solution, first = base
     solution.write_to(tmp_path / "other")
@@ -183,6 +191,18 @@ def test_broken_binding_error_names_its_line_without_template_noise(toolchain, b
     for noise in ("note:", "candidate", "In file included", "required from", str(build_cache)):
         assert noise not in result.log
     assert len(result.log.splitlines()) < 12
+
+
+def test_a_compile_past_the_time_limit_fails_cleanly_and_is_not_cached(toolchain, build_cache):
+    files = vector_add(scale="5.0f")
+    files["kernels/vector_add_binding.cpp"] += "// a binding never built before\n"
+    solution = solution_from_files(files)
+    result = build_extension(solution, toolchain, build_cache, timeout_s=2)
+    assert not result.ok
+    assert "kernels/vector_add_binding.cpp: compile timed out" in result.log
+    assert "kernels/vector_add_binding.cpp" in result.compiled  # attempted, not cached:
+    again = build_extension(solution, toolchain, build_cache, timeout_s=2)
+    assert "kernels/vector_add_binding.cpp" in again.compiled
 
 
 def test_torch_headers_in_a_kernel_are_refused(toolchain, build_cache):

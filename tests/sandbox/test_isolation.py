@@ -87,3 +87,33 @@ def test_child_killed_by_signal():
 
 def _suicide(sig: int) -> None:
     os.kill(os.getpid(), sig)
+
+
+def test_confined_subprocess_writes_only_in_its_folder(tmp_path):
+    import subprocess
+    import sys
+
+    from cuda_agent.sandbox import confine_preexec, scrubbed_env
+
+    work, outside = tmp_path / "work", tmp_path / "outside.txt"
+    work.mkdir()
+    script = (
+        "import pathlib, socket\n"
+        "pathlib.Path('inside.txt').write_text('ok')\n"
+        f"try:\n    pathlib.Path({str(outside)!r}).write_text('x')\n"
+        "except OSError:\n    print('outside refused')\n"
+        "try:\n    socket.socket(socket.AF_INET6)\nexcept OSError:\n    print('inet refused')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=work,
+        env=scrubbed_env(work),
+        preexec_fn=confine_preexec(work),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (work / "inside.txt").read_text() == "ok"
+    assert "outside refused" in proc.stdout and "inet refused" in proc.stdout
+    assert not outside.exists()

@@ -6,7 +6,7 @@ from cuda_agent.sandbox.build import BuildResult
 from cuda_agent.sandbox.config import EnvConfig
 from cuda_agent.sandbox.environment import Environment
 from cuda_agent.sandbox.isolated_call import IsolatedResult, run_isolated
-from cuda_agent.sandbox.isolation import apply_confinement, scrubbed_env
+from cuda_agent.sandbox.isolation import apply_confinement, confine_preexec, scrubbed_env
 from cuda_agent.sandbox.reward import milestone_reward
 from cuda_agent.sandbox.verdict import Stage, Status, Verdict
 from cuda_agent.sandbox.workspace import (
@@ -38,6 +38,7 @@ __all__ = [
     "Status",
     "Verdict",
     "apply_confinement",
+    "confine_preexec",
     "create_workspace",
     "milestone_reward",
     "read_solution",

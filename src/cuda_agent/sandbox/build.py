@@ -208,17 +208,19 @@ def _units(solution: Solution, tc: Toolchain) -> list[_Unit]:
     units = []
     for rel, text in files.items():
         kind = {".cu": "cu", ".cpp": "cpp"}.get(PurePosixPath(rel).suffix)
-        if kind:
-            flags = tc.nvcc_flags() if kind == "cu" else tc.host_flags()
-            units.append(_Unit(rel, kind, _key(tc, flags, rel, text, headers, registry)))
+        if kind == "cu":
+            units.append(_Unit(rel, kind, _key(tc.key(), rel, text, headers, registry)))
+        elif kind == "cpp":  # host objects do not depend on the GPU arch
+            units.append(_Unit(rel, kind, _key(tc.host_key(), rel, text, headers, registry)))
     infra = (INFRA_DIR / "binding.cpp").read_text()  # no solution header: shared by all builds
-    key = _key(tc, tc.host_flags(), "binding.cpp", infra, "", registry)
+    key = _key(tc.host_key(), "binding.cpp", infra, "", registry)
     return [*units, _Unit("binding.cpp", "infra", key)]
 
 
-def _key(tc: Toolchain, flags: list[str], rel: str, text: str, headers: str, registry: str) -> str:
+def _key(toolchain_key: str, rel: str, text: str, headers: str, registry: str) -> str:
+    """Toolchain keys hash the flags too (Toolchain.key, Toolchain.host_key)."""
     digest = hashlib.sha256()
-    for part in ("object-v1", tc.key(), "\0".join(flags), rel, text, headers, registry):
+    for part in ("object-v1", toolchain_key, rel, text, headers, registry):
         digest.update(part.encode() + b"\0\1")
     return digest.hexdigest()[:32]
 
@@ -310,8 +312,8 @@ def _link(
     units: list[_Unit], solution: Solution, root: Path, cache: Path, so_name: str,
     tc: Toolchain, deadline: float,
 ) -> tuple[Path | None, str]:  # fmt: skip
-    """Link (or reuse) cache/ext/<so_name>, returning (path, error log). Objects are linked under
-    their workspace names, so that linker errors name kernels/x.cu.o rather than a hash."""
+    """Link (or reuse) cache/ext/<so_name>, returning (path, error log). Objects are linked as
+    obj/<workspace path>.o, so that linker errors can name the source rather than a hash."""
     so = cache / "ext" / so_name
     if so.exists():
         return so, ""

@@ -18,7 +18,7 @@ import torch
 
 from cuda_agent.sandbox.guard_runtime import trace_forward
 from cuda_agent.sandbox.isolation import apply_confinement
-from cuda_agent.sandbox.timing import L2Flusher, timed_call
+from cuda_agent.sandbox.timing import L2Flusher, synchronize, timed_call
 
 _no_grad = torch.no_grad
 _fill = torch.Tensor.fill_
@@ -109,14 +109,14 @@ class _State:
         with _no_grad():
             for inputs in sets:
                 self.model(*inputs)
-        torch.cuda.synchronize()
+        synchronize()
         return None
 
     def ping(self, poison_bytes: int):
         self.held = None
         _poison(poison_bytes, self.device)
         self.flush()
-        torch.cuda.synchronize()
+        synchronize()
         return torch.empty(1, device=self.device)
 
     def call(self, job: dict):

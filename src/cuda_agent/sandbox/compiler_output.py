@@ -48,6 +48,8 @@ _MAX_BODY_LINES = 3
 
 @dataclass
 class _Error:
+    """One error as the parser assembles it (mutable only while parsing)."""
+
     where: str
     message: str
     origin: str | None = None  # where the compiler raised it, when that is outside the workspace

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from cuda_agent.sandbox.timing import synchronize
+
 # aten ops a candidate may dispatch: allocation, views, metadata. Everything else is compute.
 ALLOWED_OPS = frozenset(
     "aten::" + name
@@ -62,7 +64,7 @@ def trace_forward(fn, inputs: list, with_kernels: bool):
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
                 with _OpRecorder(trace.ops):
                     out = fn(*inputs)
-                torch.cuda.synchronize()
+                synchronize()
             trace.kernels = [
                 e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
             ]
@@ -71,7 +73,7 @@ def trace_forward(fn, inputs: list, with_kernels: bool):
             trace.ops.clear()  # the profiler is unavailable here; trace at the dispatcher alone
     with _OpRecorder(trace.ops):
         out = fn(*inputs)
-    torch.cuda.synchronize()
+    synchronize()
     return out, trace
 
 

@@ -54,6 +54,18 @@ def apply_confinement(workdir: Path) -> dict[str, bool]:
     return {"landlock": _landlock(workdir), "seccomp": _seccomp()}
 
 
+def confine_preexec(workdir: Path):
+    """A `preexec_fn` for subprocess: the command may write only beneath `workdir`, opens no
+    inet sockets and signals no process outside its own (pass `env=scrubbed_env(...)` too)."""
+
+    def confine() -> None:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        _landlock(workdir)
+        _seccomp()
+
+    return confine
+
+
 # ---- Landlock: writes only beneath the workdir (and /dev for the GPU and shared memory) ----
 
 _LANDLOCK_CREATE, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT = 444, 445, 446

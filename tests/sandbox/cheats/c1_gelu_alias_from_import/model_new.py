@@ -1,7 +1,7 @@
-from torch.nn.functional import gelu as activation
 import cuda_extension
 import torch
 import torch.nn as nn
+from torch.nn.functional import gelu as activation
 
 
 class ModelNew(nn.Module):

@@ -1,6 +1,8 @@
 import cuda_extension
 import torch
 import torch.nn as nn
+
+
 def _scaled_gelu(x, scale):
     return torch.nn.functional.gelu(x * scale)
 

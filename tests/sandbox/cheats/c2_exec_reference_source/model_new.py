@@ -1,6 +1,7 @@
 import cuda_extension
 import torch
 import torch.nn as nn
+
 _namespace: dict = {}
 with open("model.py") as _source:
     exec(_source.read(), _namespace)

@@ -4,6 +4,7 @@ import os
 import cuda_extension
 import torch
 import torch.nn as nn
+
 _path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.py")
 _spec = importlib.util.spec_from_file_location("reference_model", _path)
 _module = importlib.util.module_from_spec(_spec)

@@ -3,6 +3,8 @@ import sys
 import cuda_extension
 import torch
 import torch.nn as nn
+
+
 def _find_reference():
     for module in list(sys.modules.values()):
         candidate = getattr(module, "Model", None)

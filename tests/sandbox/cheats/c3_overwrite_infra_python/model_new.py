@@ -3,6 +3,7 @@ import pathlib
 import cuda_extension
 import torch
 import torch.nn as nn
+
 _root = pathlib.Path(__file__).resolve().parent
 (_root / "binding.cpp").write_text('#include "binding_registry.h"\n')
 (_root / "binding_registry.h").write_text("#pragma once\n")

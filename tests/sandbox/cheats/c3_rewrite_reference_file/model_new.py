@@ -1,6 +1,7 @@
 import cuda_extension
 import torch
 import torch.nn as nn
+
 _IDENTITY_REFERENCE = (
     "import torch.nn as nn\n\n\n"
     "class Model(nn.Module):\n"
