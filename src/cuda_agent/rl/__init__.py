@@ -1,0 +1,90 @@
+"""Staged agentic RL on veRL: datasets, the single-turn answer format, RFT filtering, SFT and
+replay data, value targets, stage configs and the commands that launch each stage.
+
+Everything exported here is engine-agnostic and never imports veRL. The veRL adapters live in
+`cuda_agent.rl.verl_loop` (agent loops), `cuda_agent.rl.verl_sft` (the SFT dataset) and
+`cuda_agent.rl.verl_config` (config composition); veRL imports them by name at run time.
+"""
+
+from pathlib import Path
+
+from cuda_agent.rl.conversation import Conversation, to_conversation
+from cuda_agent.rl.dataset import (
+    AGENT_LOOP,
+    REPLAY_LOOP,
+    SINGLE_TURN_LOOP,
+    task_row,
+    write_rl_dataset,
+)
+from cuda_agent.rl.evaluators import EvaluatorSpec, open_evaluator
+from cuda_agent.rl.rft import (
+    RULES,
+    FilterReport,
+    FilterResult,
+    RFTRules,
+    broken_rules,
+    filter_trajectories,
+    trajectory_files,
+)
+from cuda_agent.rl.session import EpisodeSession, SessionConfig, TurnOutcome
+from cuda_agent.rl.sft import (
+    WrittenSet,
+    replay_row,
+    sft_row,
+    write_replay_dataset,
+    write_sft_dataset,
+)
+from cuda_agent.rl.single_turn import (
+    Extraction,
+    extract_files,
+    extract_solution,
+    single_turn_messages,
+)
+from cuda_agent.rl.value import (
+    GAMMA,
+    LAMBDA,
+    ValueTargets,
+    gae_targets,
+    last_model_token,
+    token_rewards,
+)
+
+CONFIG_DIR = Path(__file__).parent / "configs"
+
+__all__ = [
+    "AGENT_LOOP",
+    "CONFIG_DIR",
+    "GAMMA",
+    "LAMBDA",
+    "REPLAY_LOOP",
+    "RULES",
+    "SINGLE_TURN_LOOP",
+    "Conversation",
+    "EpisodeSession",
+    "EvaluatorSpec",
+    "Extraction",
+    "FilterReport",
+    "FilterResult",
+    "RFTRules",
+    "SessionConfig",
+    "TurnOutcome",
+    "ValueTargets",
+    "WrittenSet",
+    "broken_rules",
+    "extract_files",
+    "extract_solution",
+    "filter_trajectories",
+    "gae_targets",
+    "last_model_token",
+    "open_evaluator",
+    "replay_row",
+    "sft_row",
+    "single_turn_messages",
+    "task_row",
+    "to_conversation",
+    "token_rewards",
+    "trajectory_files",
+    "write_replay_dataset",
+    "write_rl_dataset",
+    "write_sft_dataset",
+]
