@@ -204,11 +204,29 @@ class Environment:
             )
             seconds["child_load"] = time.perf_counter() - start - seconds["child_start"]
             own = kernel_names(solution.files)
-            vsets = [self._draw(ref, audit) for _ in range(self.config.verify_sets)]
-            refs = [ref(*s) for s in vsets]
-            poison = 2 * max(nbytes(r) for r in refs)
+            first = self._draw(ref, audit)
+            first_ref = ref(*first)
+            poison = 2 * nbytes(first_ref)
+            keep = self.config.warmup_calls if nbytes(first) + nbytes(first_ref) < 2**30 else 1
+
+            def verify_pairs():
+                yield first, first_ref
+                for _ in range(self.config.verify_sets - 1):
+                    inputs = self._draw(ref, audit)
+                    yield inputs, ref(*inputs)
+
             mark = time.perf_counter()
-            failure = check_outputs(cand, vsets, refs, poison, own, self.config, "input set")
+            failure, kept = check_outputs(
+                cand,
+                verify_pairs(),
+                self.config.verify_sets,
+                poison,
+                own,
+                self.config,
+                "input set",
+                keep,
+            )
+            vsets, refs = [p[0] for p in kept], [p[1] for p in kept]
             seconds["verify_calls"] = time.perf_counter() - mark
             seconds["verify"] = time.perf_counter() - start
             if failure is not None:
@@ -221,7 +239,7 @@ class Environment:
                     compiled=True,
                     correct=True,
                     reward=milestone_reward(True, None, None),
-                    message=f"correct on {len(vsets)} input sets "
+                    message=f"correct on {self.config.verify_sets} input sets "
                     f"({audit.distribution} inputs); profile times it",
                 )
             start = time.perf_counter()
@@ -237,8 +255,8 @@ class Environment:
                 self._device,
             )
             post = self._draw(ref, audit)
-            failure = check_outputs(
-                cand, [post], [ref(*post)], poison, own, self.config, "input set after timing"
+            failure, _ = check_outputs(
+                cand, [(post, ref(*post))], 1, poison, own, self.config, "input set after timing"
             )
             seconds["profile"] = time.perf_counter() - start
             if failure is None and result.failure is not None:
@@ -247,6 +265,16 @@ class Environment:
                 return Verdict(**base, **facts, compiled=True, correct=False, **failure)
             self._store_baseline(ref, audit, result)
             return self._timed_verdict(base, facts, result)
+        except torch.cuda.OutOfMemoryError as err:
+            return Verdict(
+                **base,
+                **facts,
+                status=Status.RUNTIME_ERROR,
+                compiled=True,
+                correct=False,
+                message=f"the harness ran out of GPU memory holding this task's inputs and "
+                f"reference outputs: {str(err).splitlines()[0]}",
+            )
         except CandidateFailure as err:
             return Verdict(
                 **base,
@@ -290,8 +318,13 @@ class Environment:
             speedup_vs_compile=vs_compile,
             reward=reward,
             max_abs_error=r.max_abs_error,
-            message=f"correct on every checked input set; timed {r.timed_calls} calls, each on "
-            f"a fresh input set ({facts['input_distribution']} inputs)",
+            message=f"correct on every checked input set; timed {r.timed_calls} calls on "
+            + (
+                "a fresh input set each"
+                if r.distinct_sets >= r.timed_calls
+                else f"{r.distinct_sets} input sets (no more fit in GPU memory)"
+            )
+            + f" ({facts['input_distribution']} inputs)",
         )
 
     # ---- trusted state: references, audits, baselines ----
@@ -376,22 +409,30 @@ class Environment:
             raise UserError(f"{what} needs a CUDA GPU; none is visible on this machine")
 
 
-def check_outputs(cand, sets, refs, poison, own_kernels, config, label) -> dict | None:
-    """Run the candidate on `sets` under the runtime guard; verdict fields of a failure, or None."""
-    reply = cand.request("verify", {"sets": sets, "poison_bytes": poison, "profile_at": 0})
-    violations = sorted({v for t in reply["traces"] for v in judge_trace(t, own_kernels)})
-    if violations:
-        return {
-            "status": Status.VIOLATION,
-            "violations": violations,
-            "message": "the runtime guard caught PyTorch doing the work (see violations)",
-        }
-    for i, (ref_out, out) in enumerate(zip(refs, reply["outputs"], strict=True)):
-        result = compare(ref_out, out, config.atol, config.rtol)
+def check_outputs(cand, pairs, count, poison, own_kernels, config, label, keep=1):
+    """Run the candidate on each (inputs, reference output) pair under the runtime guard, one set
+    at a time so that large tasks hold one set's outputs at once; (failure fields or None, the
+    first `keep` pairs)."""
+    kept = []
+    for i, (inputs, expected) in enumerate(pairs):
+        reply = cand.request(
+            "verify", {"sets": [inputs], "poison_bytes": poison, "profile_at": 0 if i == 0 else -1}
+        )
+        violations = sorted({v for t in reply["traces"] for v in judge_trace(t, own_kernels)})
+        if violations:
+            return {
+                "status": Status.VIOLATION,
+                "violations": violations,
+                "message": "the runtime guard caught PyTorch doing the work (see violations)",
+            }, kept
+        result = compare(expected, reply["outputs"][0], config.atol, config.rtol)
+        del reply
         if not result.ok:
             return {
                 "status": Status.MISMATCH,
                 "max_abs_error": result.max_abs_error,
-                "message": f"{label} {i + 1} of {len(sets)}: {result.reason}",
-            }
-    return None
+                "message": f"{label} {i + 1} of {count}: {result.reason}",
+            }, kept
+        if len(kept) < keep:
+            kept.append((inputs, expected))
+    return None, kept

@@ -29,6 +29,7 @@ class ProfileResult:
     compile_spread: float
     compile_first_call_s: float
     timed_calls: int
+    distinct_sets: int = 0  # fewer than timed_calls only when the sets do not fit in memory
     candidate_ms: float | None = None
     candidate_spread: float | None = None
     max_abs_error: float | None = None
@@ -41,8 +42,9 @@ def profile_candidate(cand, ref, draw, vsets, refs, poison, config, cached, devi
     example = vsets[0] if vsets else draw()
     per_set = nbytes(example) + 3 * nbytes(refs[0] if refs else ref(*example))
     fit = int(config.timing_memory_gb * 2**30 // max(per_set, 1))
-    n = max(config.min_timed_calls, min(config.timed_calls, fit))
-    sets = [draw() for _ in range(n)]
+    distinct = max(1, min(config.timed_calls, fit))  # fresh input sets that fit in memory
+    n = max(config.min_timed_calls, distinct)  # calls; sets repeat only when memory is short
+    sets = [draw() for _ in range(distinct)]
     warm = (vsets or [example])[: config.warmup_calls]
     flush = L2Flusher(device)
     eager_outs, eager_t = time_calls(ref, sets, warm, flush)
@@ -54,7 +56,9 @@ def profile_candidate(cand, ref, draw, vsets, refs, poison, config, cached, devi
     else:
         compile_ms, compile_spread = cached.compile_ms, cached.compile_spread
         first_call = cached.compile_first_call_s
-    result = ProfileResult(eager_ms, eager_spread, compile_ms, compile_spread, first_call, n)
+    result = ProfileResult(
+        eager_ms, eager_spread, compile_ms, compile_spread, first_call, n, distinct_sets=distinct
+    )
     if cand is None:
         return result
 
@@ -65,8 +69,9 @@ def profile_candidate(cand, ref, draw, vsets, refs, poison, config, cached, devi
     walls: list[float] = []
     worst = 0.0
     for i in range(n):
-        reply, wall = cand.timed_request("call", {"index": i, "poison_bytes": poison})
-        check = compare(eager_outs[i], reply["output"], config.atol, config.rtol)
+        index = i % distinct
+        reply, wall = cand.timed_request("call", {"index": index, "poison_bytes": poison})
+        check = compare(eager_outs[index], reply["output"], config.atol, config.rtol)
         if not check.ok:
             result.failure = {
                 "status": Status.MISMATCH,
