@@ -1,5 +1,6 @@
 """The environment on a machine without a GPU: static guard, compile-only build, no_gpu."""
 
+import os
 import shutil
 from pathlib import Path
 
@@ -19,7 +20,8 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    with Environment(EnvConfig(cache_dir=tmp_path_factory.mktemp("cache"))) as environment:
+    cache = Path(os.environ.get("CUDA_AGENT_TEST_CACHE") or tmp_path_factory.mktemp("cache"))
+    with Environment(EnvConfig(cache_dir=cache)) as environment:
         yield environment
 
 

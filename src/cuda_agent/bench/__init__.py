@@ -1,0 +1,89 @@
+"""Evaluation at scale: the evaluation service, the bench runner, metrics and reports.
+
+EvaluationService   Environment.evaluate's API over CPU build workers and one worker per GPU
+                    (in-process, local processes, or Ray actors); also used by RL rollouts
+run_stored / run_agent   a task set with stored solutions or an agent, resumable (RunStore)
+run_baselines / run_audit   eager/torch.compile timings and the null-kernel audit over a set
+metrics.by_level    the paper's scores per level and overall; write_report: markdown + HTML
+"""
+
+from importlib import import_module
+
+# Exports load on first use (PEP 562): service worker processes import this package for
+# `calls` alone and should not pay for matplotlib, jinja2 or the agent's HTTP client.
+_EXPORTS = {
+    "AgentPolicy": "agent_runs",
+    "EpisodeOutcome": "agent_runs",
+    "FAST_P_GRID": "metrics",
+    "FASTER_BY": "metrics",
+    "Metrics": "metrics",
+    "by_level": "metrics",
+    "compute": "metrics",
+    "geomean": "metrics",
+    "SERVICE_ERROR": "pipeline",
+    "WorkerStats": "pipeline",
+    "ReportFiles": "report",
+    "write_report": "report",
+    "StoredSolutions": "runner",
+    "pending_tasks": "runner",
+    "run_agent": "runner",
+    "run_stored": "runner",
+    "verdict_line": "runner",
+    "EvaluationService": "service",
+    "Job": "service",
+    "ServiceConfig": "service",
+    "MISSING": "store",
+    "MODEL_ERROR": "store",
+    "RunMeta": "store",
+    "RunStore": "store",
+    "TaskResult": "store",
+    "SweepItem": "sweeps",
+    "run_audit": "sweeps",
+    "run_baselines": "sweeps",
+    "write_audit_table": "sweeps",
+    "WorkerError": "workers",
+    "WorkerLost": "workers",
+}
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"cuda_agent.bench.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "FASTER_BY",
+    "FAST_P_GRID",
+    "MISSING",
+    "MODEL_ERROR",
+    "SERVICE_ERROR",
+    "AgentPolicy",
+    "EpisodeOutcome",
+    "EvaluationService",
+    "Job",
+    "Metrics",
+    "ReportFiles",
+    "RunMeta",
+    "RunStore",
+    "ServiceConfig",
+    "StoredSolutions",
+    "SweepItem",
+    "TaskResult",
+    "WorkerError",
+    "WorkerLost",
+    "WorkerStats",
+    "by_level",
+    "compute",
+    "geomean",
+    "pending_tasks",
+    "run_agent",
+    "run_audit",
+    "run_baselines",
+    "run_stored",
+    "verdict_line",
+    "write_audit_table",
+    "write_report",
+]

@@ -1,0 +1,314 @@
+"""The report of a run: RUN/report.md and RUN/report.html, figures in RUN/report_files/."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from cuda_agent.bench import metrics as m
+from cuda_agent.bench import paper, plots
+from cuda_agent.bench.report_template import HTML_TEMPLATE
+from cuda_agent.bench.store import RunMeta, RunStore, TaskResult
+from cuda_agent.sandbox import Verdict
+
+FIGURES = "report_files"
+MAX_SHOWN_CHARS = 100_000  # per kernel file or trajectory, so one huge output cannot swamp the page
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.1f} %"
+
+
+def _times(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}x"
+
+
+def _num(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}"
+
+
+def _ms(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+# (Metrics field, column header, formatter): the columns of every per-level table
+COLUMNS: tuple[tuple[str, str, Callable[[float | None], str]], ...] = (
+    ("pass_rate", "pass rate", _pct),
+    ("faster_than_eager", "faster than eager", _pct),
+    ("faster_than_eager_5pct", "> 5 % faster than eager", _pct),
+    ("faster_than_compile", "faster than torch.compile", _pct),
+    ("faster_than_compile_5pct", "> 5 % faster than torch.compile", _pct),
+    ("geomean_vs_eager_correct", "geomean vs eager, correct only", _times),
+    ("geomean_vs_eager_all", "geomean vs eager, all (failure = 1x)", _times),
+    ("geomean_vs_compile_correct", "geomean vs torch.compile, correct only", _times),
+    ("geomean_vs_compile_all", "geomean vs torch.compile, all (failure = 1x)", _times),
+    ("mean_reward", "mean reward", _num),
+)
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+
+    def markdown(self) -> str:
+        lines = [f"| {' | '.join(self.header)} |", f"|{' --- |' * len(self.header)}"]
+        lines += [f"| {' | '.join(cell.replace('|', '/') for cell in row)} |" for row in self.rows]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class TaskView:
+    name: str
+    level: str
+    status: str
+    verdict: Verdict
+    cells: list[str]
+    files: dict[str, str]
+    trajectory: list[str]
+    trajectory_path: str | None
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    markdown: Path
+    html: Path
+    figures: tuple[Path, ...]
+
+
+TASK_HEADER = [
+    "task",
+    "level",
+    "status",
+    "reward",
+    "eager ms",
+    "compile ms",
+    "candidate ms",
+    "vs eager",
+    "vs compile",
+    "inputs",
+]
+
+
+def write_report(run_dir: str | Path) -> ReportFiles:
+    """Render the run's results as markdown and one static HTML page with PNG figures."""
+    store = RunStore(run_dir)
+    meta = store.meta()
+    results = sorted(store.results(), key=_task_order)
+    scores = m.by_level((r.level, r.verdict) for r in results)
+    figures_dir = store.root / FIGURES
+    figures_dir.mkdir(exist_ok=True)
+    groups: dict[str, list[Verdict]] = {}
+    for r in results:
+        groups.setdefault(m.level_key(r.level), []).append(r.verdict)
+    if len(groups) > 1:
+        groups[m.OVERALL] = [r.verdict for r in results]
+    figures = (
+        plots.speedup_distribution([r.verdict for r in results], figures_dir / plots.SPEEDUP_PNG),
+        plots.fast_p(groups, figures_dir / plots.FAST_P_PNG),
+    )
+    context = {
+        "meta": meta,
+        "results": results,
+        "level_tables": [_level_table(key, s) for key, s in scores.items()],
+        "fast_p_table": _fast_p_table(scores),
+        "reward_table": _reward_table(scores),
+        "status_table": _status_table(results),
+        "redrawn": [r for r in results if _redrawn(r.verdict)],
+        "degenerate": [r for r in results if r.verdict.degenerate],
+        "tasks": [_task_view(store, r) for r in results],
+        "task_header": TASK_HEADER,
+        "figures": [f"{FIGURES}/{p.name}" for p in figures],
+        "paper": paper,
+        "summary": _summary(meta, results),
+    }
+    md_path = store.root / "report.md"
+    md_path.write_text(_markdown(context))
+    html_path = store.root / "report.html"
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    html_path.write_text(env.from_string(HTML_TEMPLATE).render(**context))
+    return ReportFiles(md_path, html_path, figures)
+
+
+def _task_order(r: TaskResult) -> tuple:
+    return (r.level is None, r.level or 0, r.task.get("problem_id") or 0, r.name)
+
+
+def _redrawn(v: Verdict) -> bool:
+    """Scored on inputs re-drawn by the audit rather than the task's own get_inputs()."""
+    return v.input_distribution not in (None, "", "task")
+
+
+def _level_table(key: str, scores: m.Metrics) -> Table:
+    title = "Overall (levels weighted by task count)" if key == m.OVERALL else f"Level {key}"
+    header = ["system", "tasks"] + [h for _, h, _ in COLUMNS]
+    rows = [["this run", str(scores.tasks)] + [f(getattr(scores, k)) for k, _, f in COLUMNS]]
+    for row in paper.rows_for(key):
+        rows.append([row.system, "—"] + [f(row.values.get(k)) for k, _, f in COLUMNS])
+    return Table(title, header, rows)
+
+
+def _fast_p_table(scores: dict[str, m.Metrics]) -> Table:
+    grid = list(next(iter(scores.values())).fast_p_eager)
+    header = ["group", "baseline"] + [f"fast_{p:g}" for p in grid]
+    rows = []
+    for key, s in scores.items():
+        rows.append([key, "eager"] + [_pct(s.fast_p_eager[p]) for p in grid])
+        rows.append([key, "torch.compile"] + [_pct(s.fast_p_compile[p]) for p in grid])
+    return Table("fast_p (correct and speed-up > p, over all tasks)", header, rows)
+
+
+def _reward_table(scores: dict[str, m.Metrics]) -> Table:
+    rewards = sorted({r for s in scores.values() for r in s.reward_counts} | {-1, 1, 2, 3})
+    header = ["group"] + [f"reward {r}" for r in rewards] + ["mean"]
+    rows = [
+        [key] + [str(s.reward_counts.get(r, 0)) for r in rewards] + [_num(s.mean_reward)]
+        for key, s in scores.items()
+    ]
+    return Table("Reward distribution (tasks per milestone reward)", header, rows)
+
+
+def _status_table(results: list[TaskResult]) -> Table:
+    counts = Counter(r.status for r in results)
+    rows = [[status, str(n)] for status, n in counts.most_common()]
+    return Table("Outcomes", ["status", "tasks"], rows)
+
+
+def _task_view(store: RunStore, r: TaskResult) -> TaskView:
+    v = r.verdict
+    cells = [
+        r.name,
+        m.level_key(r.level),
+        r.status,
+        str(v.reward),
+        _ms(v.eager_ms),
+        _ms(v.compile_ms),
+        _ms(v.candidate_ms),
+        _times(v.speedup_vs_eager),
+        _times(v.speedup_vs_compile),
+        v.input_distribution or "task's own",
+    ]
+    files = {p: _clip(t) for p, t in store.solution_files(r.name).items()}
+    return TaskView(
+        name=r.name,
+        level=m.level_key(r.level),
+        status=r.status,
+        verdict=v,
+        cells=cells,
+        files=files,
+        trajectory=_trajectory(store.root, r.trajectory),
+        trajectory_path=r.trajectory,
+    )
+
+
+def _trajectory(root: Path, rel: str | None) -> list[str]:
+    """The episode's steps as readable text blocks (role, then content or the JSON)."""
+    if not rel or not (root / rel).is_file():
+        return []
+    steps, size = [], 0
+    for line in (root / rel).read_text(errors="replace").splitlines():
+        if not line.strip():
+            continue
+        try:
+            step = json.loads(line)
+        except json.JSONDecodeError:
+            step = line
+        text = _step_text(step)
+        size += len(text)
+        if size > MAX_SHOWN_CHARS:
+            steps.append("… (trajectory truncated; the full file is in the run folder)")
+            break
+        steps.append(text)
+    return steps
+
+
+def _step_text(step) -> str:
+    """One trajectory record (the agent's episode / turn / end lines) as readable text."""
+    if not isinstance(step, dict):
+        return str(step)
+    kind = step.get("type")
+    if kind == "episode":
+        messages = step.get("messages") or []
+        shown = "\n\n".join(f"[{m.get('role')}]\n{m.get('content')}" for m in messages)
+        return f"episode with model {step.get('model')}\n\n{shown}"
+    if kind == "turn":
+        assistant = step.get("assistant") or {}
+        parts = [f"turn {step.get('index')}"]
+        if assistant.get("content"):
+            parts.append(f"[assistant]\n{assistant['content']}")
+        parts += [
+            f"[call {c.get('name')}] {c.get('arguments')}"
+            for c in assistant.get("tool_calls") or []
+        ]
+        parts += [
+            f"[{o.get('name')}: {'ok' if o.get('ok') else 'failed'}]\n{o.get('content')}"
+            for o in step.get("observations") or []
+        ]
+        verdict = step.get("verdict")
+        if verdict:
+            parts.append(f"[verdict] {verdict.get('status')}, reward {verdict.get('reward')}")
+        return "\n\n".join(parts)
+    if kind == "end":
+        why = f": {step['message']}" if step.get("message") else ""
+        return (
+            f"end ({step.get('reason')}{why}) after {step.get('turns')} turns, "
+            f"reward {step.get('reward')}"
+        )
+    return json.dumps(step, indent=1)
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_SHOWN_CHARS:
+        return text
+    return text[:MAX_SHOWN_CHARS] + "\n… (truncated; the full file is in the run folder)"
+
+
+def _summary(meta: RunMeta, results: list[TaskResult]) -> list[str]:
+    gpus = sorted({r.verdict.gpu for r in results if r.verdict.gpu})
+    not_verified = sum(1 for r in results if r.status == "no_gpu")
+    lines = [
+        f"Run of {meta.describe()}, started {meta.created}.",
+        f"{len(results)} tasks finished; GPU: {', '.join(gpus) or 'none recorded'}.",
+    ]
+    if not_verified:
+        lines.append(
+            f"{not_verified} tasks were not verified (no GPU): they count as failures here."
+        )
+    return lines
+
+
+def _markdown(ctx: dict) -> str:
+    out = ["# Benchmark report", ""]
+    out += [*ctx["summary"], ""]
+    for table in ctx["level_tables"]:
+        out += [f"## {table.title}", "", table.markdown(), ""]
+    out += [
+        f'Paper rows: {paper.SOURCE}: "{paper.QUOTE}". The paper\'s "faster rate" is shown in '
+        'our "faster than torch.compile" column.',
+        "",
+        paper.NOT_FOUND,
+        "",
+    ]
+    for table in (ctx["fast_p_table"], ctx["reward_table"], ctx["status_table"]):
+        out += [f"## {table.title}", "", table.markdown(), ""]
+    out += ["## Inputs", ""]
+    if ctx["redrawn"]:
+        out.append("Scored on re-drawn inputs (a trivial output passes the task's own inputs):")
+        out += [f"- {r.name}: {r.verdict.input_distribution}" for r in ctx["redrawn"]]
+    else:
+        out.append("Every task was scored on its own inputs.")
+    if ctx["degenerate"]:
+        out.append("")
+        out.append("Degenerate (no input distribution tells the reference from a trivial output):")
+        out += [f"- {r.name}" for r in ctx["degenerate"]]
+    out += ["", *(f"![{Path(f).stem}]({f})" for f in ctx["figures"]), ""]
+    tasks = Table("Tasks", TASK_HEADER, [t.cells for t in ctx["tasks"]])
+    out += ["## Tasks", "", tasks.markdown(), ""]
+    out.append("Kernel sources and trajectories: report.html, solutions/ and trajectories/.")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,219 @@
+"""`cuda-agent bench | baselines | audit | report`: argument parsing and progress output only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from cuda_agent.bench import (
+    EvaluationService,
+    RunMeta,
+    RunStore,
+    ServiceConfig,
+    StoredSolutions,
+    pending_tasks,
+    run_agent,
+    run_audit,
+    run_baselines,
+    run_stored,
+    verdict_line,
+    write_report,
+)
+from cuda_agent.cli.options import parse_int_set
+from cuda_agent.errors import UserError
+from cuda_agent.sandbox import Stage
+from cuda_agent.task import load_tasks
+
+TasksOpt = Annotated[
+    str, typer.Option("--tasks", help="Task set: builtin, a .py file, folder, KernelBench, .jsonl.")
+]
+LevelsOpt = Annotated[str | None, typer.Option(help="KernelBench levels, e.g. 1,2.")]
+IdsOpt = Annotated[str | None, typer.Option(help="KernelBench problem ids, e.g. 1,5-9.")]
+GpusOpt = Annotated[
+    str | None,
+    typer.Option(help="GPU ids, one evaluation worker each (0,0 puts two on GPU 0); default all."),
+]
+CompileOpt = Annotated[
+    int | None, typer.Option(help="CPU build workers; default the CPUs left over.")
+]
+RayOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray", help="Workers as Ray actors: auto (a running cluster), ADDRESS, or local (new)."
+    ),
+]
+InProcessOpt = Annotated[
+    bool, typer.Option("--in-process", help="One Environment in this process (no workers).")
+]
+
+
+def bench(
+    out: Annotated[Path, typer.Option("--out", help="Run folder (a rerun resumes it).")],
+    tasks: TasksOpt = "builtin",
+    levels: LevelsOpt = None,
+    ids: IdsOpt = None,
+    solutions: Annotated[
+        Path | None, typer.Option(help="Stored solutions: one folder per task, named by task.")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model name at --base-url.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint.")] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Variable holding the endpoint's API key.")
+    ] = None,
+    text_tools: Annotated[
+        bool, typer.Option(help="Tool calls as text blocks (endpoints without tool calling).")
+    ] = False,
+    max_turns: Annotated[int | None, typer.Option(help="Turns per episode.")] = None,
+    workers: Annotated[int, typer.Option(help="Agent episodes run at once.")] = 4,
+    stage: Annotated[Stage, typer.Option(help="How far each solution is evaluated.")] = (
+        Stage.PROFILE
+    ),
+    gpus: GpusOpt = None,
+    compile_workers: CompileOpt = None,
+    ray: RayOpt = None,
+    in_process: InProcessOpt = False,
+    report: Annotated[
+        bool, typer.Option(help="Write report.md and report.html at the end.")
+    ] = True,
+) -> None:
+    """Evaluate stored solutions (--solutions) or an agent (--model, --base-url) on a task set."""
+    if (solutions is None) == (model is None):
+        raise UserError("give either --solutions DIR or --model NAME --base-url URL")
+    if model is not None and base_url is None:
+        raise UserError("--model needs --base-url (an OpenAI-compatible endpoint)")
+    found = load_tasks(tasks, parse_int_set(levels, "--levels"), parse_int_set(ids, "--ids"))
+    config = _service(gpus, compile_workers, ray, in_process)
+    meta = RunMeta(
+        kind="solutions" if solutions is not None else "agent",
+        tasks=tasks,
+        stage=stage,
+        solutions=str(solutions.resolve()) if solutions is not None else None,
+        model=model,
+        base_url=base_url,
+    )
+    store = RunStore(out)
+    store.start(meta)
+    todo = pending_tasks(found, store)
+    console = Console(stderr=True)
+    console.print(f"{len(found)} tasks, {len(found) - len(todo)} already finished in {out}")
+    if todo:
+        with EvaluationService(config) as service, _progress(console) as progress:
+            bar = progress.add_task("bench", total=len(todo))
+
+            def on_result(result) -> None:
+                progress.console.print(verdict_line(result))
+                progress.advance(bar)
+
+            if solutions is not None:
+                run_stored(found, StoredSolutions(solutions), store, service, stage, on_result)
+            else:
+                policy = _policy(model, base_url, api_key_env, text_tools, max_turns, workers)
+                run_agent(found, policy, store, service, stage, on_result)
+    if report:
+        files = write_report(out)
+        console.print(f"report: {files.markdown} and {files.html}")
+
+
+def baselines(
+    out: Annotated[Path, typer.Option("--out", help="JSONL data file (a rerun adds to it).")],
+    tasks: TasksOpt = "builtin",
+    levels: LevelsOpt = None,
+    ids: IdsOpt = None,
+    gpus: GpusOpt = None,
+    ray: RayOpt = None,
+    in_process: InProcessOpt = False,
+) -> None:
+    """Time eager and torch.compile once per (task, GPU, torch version) into the cache."""
+    found = load_tasks(tasks, parse_int_set(levels, "--levels"), parse_int_set(ids, "--ids"))
+    _sweep(run_baselines, found, out, _service(gpus, 0, ray, in_process), "baselines")
+
+
+def audit(
+    out: Annotated[Path, typer.Option("--out", help="JSONL data file; a .md table beside it.")],
+    tasks: TasksOpt = "builtin",
+    levels: LevelsOpt = None,
+    ids: IdsOpt = None,
+    gpus: GpusOpt = None,
+    ray: RayOpt = None,
+    in_process: InProcessOpt = False,
+) -> None:
+    """Run the null-kernel battery over a task set: where a trivial output passes, and the fix."""
+    found = load_tasks(tasks, parse_int_set(levels, "--levels"), parse_int_set(ids, "--ids"))
+    _sweep(run_audit, found, out, _service(gpus, 0, ray, in_process), "audit")
+    typer.echo(f"table: {out.with_suffix('.md')}")
+
+
+def report(
+    run: Annotated[Path, typer.Argument(help="A run folder of `cuda-agent bench`.")],
+) -> None:
+    """Write RUN/report.md and RUN/report.html (figures in RUN/report_files/)."""
+    files = write_report(run)
+    typer.echo(f"{files.markdown}\n{files.html}")
+
+
+COMMANDS = (bench, baselines, audit, report)
+
+
+def _sweep(fn, found, out: Path, config: ServiceConfig, what: str) -> None:
+    console = Console(stderr=True)
+    failed = 0
+    with EvaluationService(config) as service, _progress(console) as progress:
+        bar = progress.add_task(what, total=None)
+
+        def on_item(item) -> None:
+            nonlocal failed
+            if item.error is not None:
+                failed += 1
+                progress.console.print(f"{item.task.name}: failed: {item.error}")
+            progress.advance(bar)
+
+        items = fn(found, service, out, on_item)
+    if items and failed == len(items):
+        first = next(i for i in items if i.error)
+        raise UserError(f"{what} failed for every task; the first: {first.error}")
+    console.print(f"{len(items) - failed} written to {out}, {failed} failed (a rerun retries them)")
+
+
+def _service(gpus, compile_workers, ray, in_process) -> ServiceConfig:
+    if in_process and ray:
+        raise UserError("--in-process and --ray exclude each other; choose one")
+    devices = None
+    if gpus is not None:
+        devices = tuple(d.strip() for d in gpus.split(",") if d.strip())
+        if not devices or not all(d.isdigit() for d in devices):
+            raise UserError(f"--gpus {gpus!r}: expected GPU ids like 0,1 (repeat one for more)")
+    if ray:
+        address = None if ray == "local" else ray
+        return ServiceConfig(
+            mode="ray", gpus=devices, compile_workers=compile_workers, ray_address=address
+        )
+    mode = "inprocess" if in_process else "local"
+    return ServiceConfig(mode=mode, gpus=devices, compile_workers=compile_workers)
+
+
+def _policy(model, base_url, api_key_env, text_tools, max_turns, workers):
+    from cuda_agent.agent import AgentConfig, ModelConfig
+    from cuda_agent.bench import AgentPolicy  # the agent's client only for agent runs
+
+    agent = AgentConfig(max_turns=max_turns) if max_turns is not None else AgentConfig()
+    return AgentPolicy(
+        model=ModelConfig(
+            model=model, base_url=base_url, api_key_env=api_key_env, text_tools=text_tools
+        ),
+        agent=agent,
+        workers=workers,
+    )
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    )

@@ -1,0 +1,148 @@
+"""The report of a crafted run: markdown, HTML, figures; the page opened in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cuda_agent.bench.report import write_report
+from cuda_agent.bench.store import MISSING, RunMeta, RunStore, TaskResult
+from cuda_agent.sandbox import Solution, Status
+from cuda_agent.task import Task, TaskSource
+from tests.bench.conftest import verdict
+
+PROGRAM = """import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x) + {n}
+def get_inputs():
+    return [torch.randn(8)]
+def get_init_inputs():
+    return []
+"""
+KERNEL = "__global__ void relu_kernel(const float* x, float* y, int n) { /* <relu> */ }\n"
+
+
+def kb_task(level: int, pid: int) -> Task:
+    name = f"L{level}_{pid}_Op"
+    source = TaskSource("kernelbench", f"level{level}/{pid}_Op.py", level=level, problem_id=pid)
+    return Task(name=name, code=PROGRAM.format(n=pid), source=source)
+
+
+def crafted_run(root: Path) -> RunStore:
+    store = RunStore(root)
+    store.start(RunMeta(kind="agent", tasks="kernelbench", model="m", base_url="http://x"))
+    cases = [
+        (kb_task(1, 19), verdict("L1_19_Op", True, 2.5, 1.8, input_distribution="signed")),
+        (kb_task(1, 23), verdict("L1_23_Op", True, 0.9, 0.7, input_distribution="task")),
+        (kb_task(2, 5), verdict("L2_5_Op", status=Status.COMPILE_ERROR, message="k.cu:3: error")),
+        (kb_task(3, 1), verdict("L3_1_Op", True, 1.3, 1.1, degenerate=True)),
+    ]
+    for task, v in cases:
+        solution = Solution(files={"model_new.py": "class ModelNew: ...\n", "kernels/k.cu": KERNEL})
+        store.save_solution(task.name, solution)
+        traj = store.trajectory_path(task.name)
+        traj.parent.mkdir(parents=True, exist_ok=True)
+        traj.write_text(
+            json.dumps(
+                {
+                    "type": "episode",
+                    "task": {"name": task.name},
+                    "model": "m",
+                    "messages": [{"role": "user", "content": "make it fast"}],
+                }
+            )
+            + "\n"
+            + json.dumps(
+                {
+                    "type": "turn",
+                    "index": 0,
+                    "assistant": {"content": "writing <kernel>", "tool_calls": []},
+                    "observations": [{"name": "bash", "content": "ok", "ok": True}],
+                }
+            )
+            + "\n"
+        )
+        rel = traj.relative_to(root).as_posix()
+        store.record(TaskResult.of(task, v, solution=solution, trajectory=rel))
+    missing = kb_task(2, 7)
+    store.record(TaskResult.of(missing, verdict("L2_7_Op", status=Status.INVALID), status=MISSING))
+    return store
+
+
+def test_report_files_and_content(tmp_path):
+    crafted_run(tmp_path)
+    files = write_report(tmp_path)
+    md = files.markdown.read_text()
+    assert "## Level L1" in md and "## Level L2" in md and "## Level L3" in md
+    assert "## Overall (levels weighted by task count)" in md
+    # L1: both correct, one faster than compile (2.5/1.8 vs 0.9/0.7) -> 50.0 %
+    l1 = md.split("## Level L1")[1].split("##")[0]
+    assert "| this run | 2 | 100.0 % | 50.0 % |" in l1
+    assert "CUDA Agent (paper)" in l1 and "100.0 %" in l1
+    assert "L1_19_Op: signed" in md  # scored on re-drawn inputs
+    assert "L1_23_Op: task" not in md  # the task's own inputs are not listed as re-drawn
+    assert "- L3_1_Op" in md.split("Degenerate")[1]
+    assert "| missing | 1 |" in md
+    for figure in files.figures:
+        assert figure.stat().st_size > 5000  # a real PNG, not an empty canvas
+    html = files.html.read_text()
+    assert "&lt;relu&gt;" in html and "<relu>" not in html  # kernel source shown, escaped
+    assert "writing &lt;kernel&gt;" in html  # the trajectory, escaped
+    assert html.count('<details class="task"') == 5
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def _run_chromium(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+    ]
+    return subprocess.run(
+        [binary, *flags, *args], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_report_renders_in_headless_chromium(tmp_path):
+    binary = _chromium()
+    if binary is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed; .ci/run must apt-get install chromium")
+        pytest.skip("chromium is not installed (apt-get install -y chromium); CI requires it")
+    run = tmp_path / "run"
+    crafted_run(run)
+    page = write_report(run).html.resolve().as_uri()
+    shot = tmp_path / "page.png"
+    done = _run_chromium(
+        binary, tmp_path / "profile1", f"--screenshot={shot}", "--window-size=1280,1600", page
+    )
+    assert shot.is_file(), done.stderr[-2000:]
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(shot)
+    assert pixels.shape[0] >= 1000 and pixels.shape[1] >= 1200
+    assert float(pixels[..., :3].std()) > 0.05  # text, tables and figures, not a blank page
+    dom = _run_chromium(binary, tmp_path / "profile2", "--dump-dom", page).stdout
+    assert dom.count('<table class="metrics">') >= 7  # 3 levels + overall + fast_p, reward, status
+    assert 'id="tasks"' in dom and "L2_5_Op" in dom
+    assert 'src="report_files/fast_p.png"' in dom

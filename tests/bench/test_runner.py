@@ -1,0 +1,162 @@
+"""The bench runner with stored solutions and with a scripted agent: statuses, files, resumption."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from cuda_agent.agent import AgentConfig
+from cuda_agent.bench import (
+    MISSING,
+    MODEL_ERROR,
+    AgentPolicy,
+    EvaluationService,
+    RunMeta,
+    RunStore,
+    ServiceConfig,
+    StoredSolutions,
+    pending_tasks,
+    run_agent,
+    run_stored,
+)
+from cuda_agent.errors import UserError
+from cuda_agent.sandbox import Stage, read_solution
+from cuda_agent.task import load_tasks
+from tests.agent.scripted import ScriptedServer, call, reply
+from tests.bench.conftest import FIXTURES, GOOD, broken
+
+pytestmark = pytest.mark.timeout(2400)
+
+
+@pytest.fixture(scope="module")
+def service(built):
+    with EvaluationService(ServiceConfig(mode="inprocess", env=built)) as svc:
+        yield svc
+
+
+@pytest.fixture
+def solutions(tmp_path):
+    """The two honest fixtures, a broken copy for scaled_softmax, a folder without model_new.py
+    for rmsnorm; every other built-in task has no folder."""
+    root = tmp_path / "solutions"
+    for name in GOOD:
+        shutil.copytree(FIXTURES / name, root / name)
+    broken(read_solution(FIXTURES / GOOD[0])).write_to(root / "scaled_softmax")
+    (root / "rmsnorm" / "kernels").mkdir(parents=True)
+    return root
+
+
+def stored_meta(solutions) -> RunMeta:
+    return RunMeta(kind="solutions", tasks="builtin", solutions=str(solutions))
+
+
+def test_stored_statuses_files_and_resume(tmp_path, solutions, service):
+    tasks = load_tasks("builtin")
+    store = RunStore(tmp_path / "run")
+    store.start(stored_meta(solutions))
+    first = [t for t in tasks if t.name in (*GOOD, "rmsnorm")]
+    seen = []
+    run_stored(first, StoredSolutions(solutions), store, service, Stage.PROFILE, seen.append)
+    assert len(seen) == len(first)
+    run_stored(tasks, StoredSolutions(solutions), store, service, Stage.PROFILE, seen.append)
+    assert len(seen) == len(tasks)  # the rerun did only the tasks the first run had not
+    by_name = {r.name: r for r in store.results()}
+    lines = (store.root / RunStore.RESULTS).read_text().splitlines()
+    assert len(by_name) == len(tasks) == len(lines)  # one line per task
+    for name in GOOD:
+        assert by_name[name].status == "no_gpu" and by_name[name].verdict.compiled
+        assert by_name[name].solution_hash == read_solution(FIXTURES / name).hash
+        assert store.solution_files(name) == read_solution(FIXTURES / name).files
+    assert by_name["scaled_softmax"].status == "compile_error"
+    assert (
+        by_name["rmsnorm"].status == "invalid"
+        and "model_new.py" in by_name["rmsnorm"].verdict.message
+    )
+    missing = [n for n, r in by_name.items() if r.status == MISSING]
+    assert sorted(missing) == sorted(
+        t.name for t in tasks if t.name not in {*GOOD, "scaled_softmax", "rmsnorm"}
+    )
+    assert all(by_name[n].verdict.reward == -1 for n in missing)
+    assert pending_tasks(tasks, store) == []
+
+
+def test_torn_last_line_is_redone(tmp_path, solutions, service):
+    tasks = [t for t in load_tasks("builtin") if t.name in GOOD]
+    store = RunStore(tmp_path / "run")
+    store.start(stored_meta(solutions))
+    run_stored(tasks, StoredSolutions(solutions), store, service, Stage.COMPILE)
+    log = store.root / RunStore.RESULTS
+    lines = log.read_text().splitlines(keepends=True)
+    log.write_text(lines[0] + lines[1][: len(lines[1]) // 2])  # killed while writing line 2
+    assert [t.name for t in pending_tasks(tasks, store)] == [json.loads(lines[1])["task"]["name"]]
+    again = run_stored(tasks, StoredSolutions(solutions), store, service, Stage.COMPILE)
+    assert len(again) == 1
+    assert [json.loads(x)["task"]["name"] for x in log.read_text().splitlines()] == [
+        json.loads(x)["task"]["name"] for x in lines
+    ]
+
+
+def test_a_changed_program_is_redone_and_a_different_run_refused(tmp_path, solutions, service):
+    tasks = [t for t in load_tasks("builtin") if t.name == GOOD[0]]
+    store = RunStore(tmp_path / "run")
+    store.start(stored_meta(solutions))
+    run_stored(tasks, StoredSolutions(solutions), store, service, Stage.COMPILE)
+    changed = [type(tasks[0])(tasks[0].name, tasks[0].code + "\n# edited\n", tasks[0].source)]
+    assert pending_tasks(changed, store) == changed
+    with pytest.raises(UserError, match="choose another --out"):
+        store.start(RunMeta(kind="solutions", tasks="builtin", solutions=str(tmp_path)))
+
+
+def agent_script(fixture: str) -> list:
+    """Write the fixture's files in one turn, submit in the next."""
+    files = sorted(read_solution(FIXTURES / fixture).files.items())
+    writes = [call("write_file", path=p, content=t, id=f"w{i}") for i, (p, t) in enumerate(files)]
+    return [reply(*writes), reply(call("submit", id="s"))]
+
+
+def test_agent_run_records_trajectory_solution_and_resumes(tmp_path, service):
+    task = [t for t in load_tasks("builtin") if t.name == GOOD[1]]
+    server = ScriptedServer(agent_script(GOOD[1]))
+    try:
+        from tests.agent.conftest import model_config
+
+        policy = AgentPolicy(model_config(server), AgentConfig(max_turns=5), workers=1)
+        store = RunStore(tmp_path / "run")
+        store.start(RunMeta(kind="agent", tasks="builtin", model="scripted", base_url=server.url))
+        (result,) = run_agent(task, policy, store, service, Stage.PROFILE)
+        assert result.status == "no_gpu" and result.verdict.compiled, result.verdict.message
+        assert store.solution_files(GOOD[1]) == read_solution(FIXTURES / GOOD[1]).files
+        lines = (store.root / result.trajectory).read_text().splitlines()
+        assert json.loads(lines[0])["type"] == "episode" and json.loads(lines[-1])["type"] == "end"
+        requests = len(server.requests)
+        assert run_agent(task, policy, store, service, Stage.PROFILE) == []  # finished: skipped
+        assert len(server.requests) == requests
+    finally:
+        server.close()
+
+
+def test_model_errors_are_retried_by_a_rerun(tmp_path, service):
+    from tests.agent.conftest import model_config
+
+    task = [t for t in load_tasks("builtin") if t.name == GOOD[1]]
+    store = RunStore(tmp_path / "run")
+    down = ScriptedServer([])  # every request: HTTP 400, the model endpoint fails
+    try:
+        policy = AgentPolicy(model_config(down), AgentConfig(max_turns=3), workers=1)
+        store.start(RunMeta(kind="agent", tasks="builtin", model="scripted", base_url="x"))
+        (failed,) = run_agent(task, policy, store, service, Stage.PROFILE)
+        assert failed.status == MODEL_ERROR
+    finally:
+        down.close()
+    assert pending_tasks(task, store) == task
+    up = ScriptedServer(agent_script(GOOD[1]))
+    try:
+        policy = AgentPolicy(model_config(up), AgentConfig(max_turns=5), workers=1)
+        (result,) = run_agent(task, policy, store, service, Stage.PROFILE)
+        assert result.status == "no_gpu"
+    finally:
+        up.close()
+    assert (store.root / "trajectories" / f"{GOOD[1]}.1.jsonl").is_file()  # the failed episode
+    assert pending_tasks(task, store) == []
