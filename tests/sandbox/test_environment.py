@@ -59,3 +59,10 @@ def test_static_violation_stops_before_build(env, tmp_path):
     verdict = env.evaluate(load_task("elementwise_chain"), read_solution(cheat))
     assert verdict.status == Status.VIOLATION and verdict.violations
     assert verdict.reward == -1 and "build" not in verdict.seconds
+
+
+def test_library_headers_missing_here_is_no_gpu_not_a_compile_error(env):
+    gemm = HERE.parent / "fixtures" / "solutions" / "gemm_bias_gelu"
+    verdict = env.evaluate(load_task("gemm_bias_gelu"), read_solution(gemm), Stage.PROFILE)
+    assert verdict.status == Status.NO_GPU and verdict.reward == -1
+    assert "cuBLAS/cuDNN headers" in verdict.message and "cublas_v2.h" in verdict.message

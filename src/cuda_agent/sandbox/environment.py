@@ -7,6 +7,7 @@ baselines and compares. Candidate code runs only in a confined child forked from
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import uuid
@@ -40,6 +41,7 @@ from cuda_agent.sandbox.workspace import ENTRY, Solution
 from cuda_agent.task import Task
 
 _REFERENCES_KEPT = 4
+_GPU_ONLY_HEADERS = re.compile(r"(cublas\w*|cudnn\w*|cusparse\w*|cusolver\w*)\.h: No such file")
 
 
 class Environment:
@@ -138,6 +140,16 @@ class Environment:
         start = time.perf_counter()
         build = prebuilt or self.build(task, solution)
         seconds["build"] = time.perf_counter() - start
+        if not build.ok and not self.has_gpu and _GPU_ONLY_HEADERS.search(build.log):
+            return Verdict(
+                **base,
+                status=Status.NO_GPU,
+                compiled=False,
+                correct=False,
+                message="compile-only check incomplete: the bindings include cuBLAS/cuDNN "
+                "headers, which this machine without a GPU toolkit lacks; correctness and timing "
+                f"need a CUDA GPU\n{build.log}",
+            )
         if not build.ok:
             return Verdict(
                 **base,
