@@ -27,8 +27,16 @@ def test_builtin_set_has_the_kinds_of_work():
     tasks = load_tasks()
     names = {t.name for t in tasks}
     assert len(tasks) >= 10
-    for kind in ("elementwise_chain", "row_sum_squares", "scaled_softmax", "residual_layernorm",
-                 "gemm_bias_gelu", "conv_bias_relu", "causal_attention", "mlp_3layer"):
+    for kind in (
+        "elementwise_chain",
+        "row_sum_squares",
+        "scaled_softmax",
+        "residual_layernorm",
+        "gemm_bias_gelu",
+        "conv_bias_relu",
+        "causal_attention",
+        "mlp_3layer",
+    ):
         assert kind in names
     assert all(t.source.kind == "builtin" and t.ops for t in tasks)
     assert len({t.hash for t in tasks}) == len(tasks)
@@ -64,8 +72,10 @@ def test_kernelbench_jsonl_all_levels():
 
 def test_kernelbench_selection():
     tasks = load_tasks(KERNELBENCH_JSONL, levels={2}, problem_ids={12, 17})
-    assert [t.name for t in tasks] == ["L2_12_Gemm_Multiply_LeakyReLU",
-                                       "L2_17_Conv2d_InstanceNorm_Divide"]
+    assert [t.name for t in tasks] == [
+        "L2_12_Gemm_Multiply_LeakyReLU",
+        "L2_17_Conv2d_InstanceNorm_Divide",
+    ]
 
 
 def test_kernelbench_checkout(tmp_path):
@@ -83,11 +93,13 @@ def test_kernelbench_checkout(tmp_path):
 
 def test_parquet_with_ops6k_schema(tmp_path):
     path = tmp_path / "ops.parquet"
-    table = pa.table({
-        "code": [GOOD, GOOD.replace("relu", "tanh")],
-        "ops": ['["torch.relu"]', '["torch.tanh"]'],
-        "data_source": ["cuda-agent-ops", "cuda-agent-ops"],
-    })
+    table = pa.table(
+        {
+            "code": [GOOD, GOOD.replace("relu", "tanh")],
+            "ops": ['["torch.relu"]', '["torch.tanh"]'],
+            "data_source": ["cuda-agent-ops", "cuda-agent-ops"],
+        }
+    )
     pq.write_table(table, path)
     tasks = load_tasks(path)
     assert [t.ops for t in tasks] == [("torch.relu",), ("torch.tanh",)]
