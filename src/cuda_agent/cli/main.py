@@ -9,6 +9,7 @@ import typer
 from cuda_agent.cli.bench_cmd import COMMANDS as BENCH_COMMANDS
 from cuda_agent.cli.eval_cmd import eval_solution
 from cuda_agent.cli.optimize_cmd import optimize
+from cuda_agent.cli.synth_cmd import synth_app
 from cuda_agent.cli.tasks_cmd import tasks
 from cuda_agent.cli.train_cmd import train
 from cuda_agent.cli.workspace_cmd import workspace
@@ -33,6 +34,7 @@ app.command()(optimize)
 app.command()(workspace)
 app.command("eval")(eval_solution)
 app.command()(train)
+app.add_typer(synth_app, name="synth")
 for _command in BENCH_COMMANDS:  # bench, baselines, audit, report
     app.command()(_command)
 

@@ -1,0 +1,224 @@
+"""Execution filters: what a generated program must do to become a task. Run in isolated children.
+
+`eager_check` (cheap, every candidate): runs, gives tensors, finite, deterministic, not constant
+across inputs, outputs for different inputs distinguishable under the verification tolerance, not
+degenerate (distinguishable from zeros), eager runtime inside the window; then the labels: traced,
+and verified by counting wrappers (`verify.py`). `compile_check` (slow, only for survivors of the
+cheap stages): torch.compile runs and agrees with eager under the tolerance.
+
+Workers sharing one GPU hold a file lock while they time, so a timing never overlaps another's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import statistics
+import time
+import warnings
+from dataclasses import dataclass
+
+import torch
+
+from cuda_agent.synth.program import build, load_program, make_inputs, seed_all, tensors_of
+
+
+@dataclass(frozen=True)
+class FilterConfig:
+    device: str = "cpu"
+    window_ms: tuple[float, float] = (0.05, 100.0)
+    atol: float = 1e-2
+    rtol: float = 1e-2
+    determinism_tol: float = 1e-5  # same inputs twice: equal up to this (GPU reductions vary)
+    warmup: int = 2
+    reps: int = 7
+    threads: int | None = None  # torch threads of a CPU child
+    gpu_lock: str | None = None  # file locked (shared GPU) while timing
+    memory_fraction: float | None = None  # of the GPU, per worker
+    compile_threads: int | None = 1  # inductor's compile workers per child
+    compile_backend: str = "inductor"
+    seed: int = 0
+
+
+class Rejection(Exception):
+    """A filter said no: `reason` is the short key the report counts, `detail` the specifics."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(reason, detail)
+        self.reason, self.detail = reason, detail
+
+
+def eager_check(code: str, cfg: FilterConfig) -> dict:
+    """The cheap filters and the labels; a dict with `ok`, `stage` and `reason` on rejection."""
+    _setup(cfg)
+    try:
+        loaded = load_program(code, "eager")
+        model = build(loaded, cfg.device, cfg.seed)
+        first = make_inputs(loaded, cfg.device, cfg.seed + 1)
+        second = make_inputs(loaded, cfg.device, cfg.seed + 2)
+        with torch.no_grad():
+            out_a = _run(model, first, 101, cfg.device)
+            out_a2 = _run(model, first, 202, cfg.device)
+            out_b = _run(model, second, 303, cfg.device)
+        _check_outputs(out_a, out_a2, out_b, cfg)
+        eager_ms = _time(model, first, cfg)
+        lo, hi = cfg.window_ms
+        if not lo <= eager_ms <= hi:
+            reason = "too fast" if eager_ms < lo else "too slow"
+            raise Rejection(reason, f"eager {eager_ms:.3f} ms outside [{lo}, {hi}] ms")
+    except Rejection as rej:
+        return {"ok": False, "stage": "eager", "reason": rej.reason, "detail": rej.detail}
+    except Exception as err:  # the program itself failed: that is a verdict, not a crash
+        return {"ok": False, "stage": "eager", "reason": "error", "detail": _describe(err)}
+    record = {
+        "eager_ms": eager_ms,
+        "input_shapes": [list(t.shape) for t in first if isinstance(t, torch.Tensor)],
+        "output_shapes": [list(t.shape) for t in out_a],
+    }
+    return {**record, **_labels(code, loaded, model, first, cfg)}
+
+
+def _labels(code: str, loaded, model, inputs, cfg: FilterConfig) -> dict:
+    from cuda_agent.synth.trace import trace_forward
+    from cuda_agent.synth.verify import count_label_calls
+
+    try:
+        traced = trace_forward(model, inputs, loaded.filename)
+        labels = list(traced.labels)
+        counts = count_label_calls(code, labels, cfg.device)
+    except Exception as err:
+        return {"ok": False, "stage": "labels", "reason": "trace failed", "detail": _describe(err)}
+    unverified = [label for label, n in counts.items() if n == 0]
+    result = {
+        "ops": labels,
+        "signature": [
+            [c.label, [list(s) for s in c.inputs], [list(s) for s in c.outputs]]
+            for c in traced.calls
+        ],  # fmt: skip
+        "aten": [list(a) for a in traced.aten],
+        "label_counts": counts,
+    }
+    if not labels:
+        return {**result, "ok": False, "stage": "labels", "reason": "no operators traced"}
+    if unverified:
+        detail = f"not called by the code: {', '.join(unverified)}"
+        return {**result, "ok": False, "stage": "labels", "reason": "label mismatch",
+                "detail": detail}  # fmt: skip
+    return {**result, "ok": True, "stage": "labels", "reason": None}
+
+
+def compile_check(code: str, cfg: FilterConfig) -> dict:
+    """torch.compile runs, agrees with eager under the tolerance; its runtime and compile time."""
+    _setup(cfg)
+    try:
+        if cfg.compile_threads is not None:
+            import torch._inductor.config as inductor_config
+
+            inductor_config.compile_threads = cfg.compile_threads
+        loaded = load_program(code, "compile")
+        model = build(loaded, cfg.device, cfg.seed)
+        inputs = make_inputs(loaded, cfg.device, cfg.seed + 1)
+        with torch.no_grad():
+            expected = _run(model, inputs, 101, cfg.device)
+            compiled = torch.compile(model, backend=cfg.compile_backend)
+            start = time.perf_counter()
+            got = _run(compiled, inputs, 101, cfg.device)
+            compile_s = time.perf_counter() - start
+        if len(got) != len(expected) or not all(
+            g.shape == e.shape and torch.allclose(g.double(), e.double(), cfg.rtol, cfg.atol)
+            for g, e in zip(got, expected, strict=True)
+        ):
+            raise Rejection("compile differs", "torch.compile's output differs from eager's")
+        compile_ms = _time(compiled, inputs, cfg)
+    except Rejection as rej:
+        return {"ok": False, "stage": "compile", "reason": rej.reason, "detail": rej.detail}
+    except Exception as err:
+        return {"ok": False, "stage": "compile", "reason": "compile error",
+                "detail": _describe(err)}  # fmt: skip
+    return {"ok": True, "stage": "compile", "reason": None, "compile_ms": compile_ms,
+            "compile_s": compile_s}  # fmt: skip
+
+
+def _setup(cfg: FilterConfig) -> None:
+    warnings.filterwarnings("ignore")
+    # the confined child's environment may lack PATH; inductor runs the C++ compiler by name
+    os.environ.setdefault("PATH", os.defpath)
+    if cfg.threads is not None:
+        torch.set_num_threads(cfg.threads)
+    if cfg.device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise RuntimeError("no CUDA device in this process")
+        if cfg.memory_fraction is not None:
+            torch.cuda.set_per_process_memory_fraction(cfg.memory_fraction)
+
+
+def _run(model, inputs, seed: int, device: str) -> list[torch.Tensor]:
+    """Outputs as a list of tensors; a fresh RNG seed per call exposes stochastic operators."""
+    seed_all(seed, device)
+    out = tensors_of(model(*inputs))
+    if not out:
+        raise Rejection("no tensor output", "forward returned no tensor")
+    return [t.detach() for t in out]
+
+
+def _check_outputs(a: list, a2: list, b: list, cfg: FilterConfig) -> None:
+    for t in (*a, *b):
+        if t.dtype.is_floating_point and not bool(torch.isfinite(t).all()):
+            raise Rejection("nonfinite", "output has NaN or Inf")
+    tol = cfg.determinism_tol
+    if not all(x.shape == y.shape and torch.allclose(x.double(), y.double(), tol, tol)
+               for x, y in zip(a, a2, strict=True)):  # fmt: skip
+        raise Rejection("nondeterministic", "same inputs gave different outputs")
+    if all(x.shape == y.shape and torch.equal(x, y) for x, y in zip(a, b, strict=True)):
+        raise Rejection("constant", "different inputs gave identical outputs")
+    for out in (a, b):  # (near-zero outputs would also read as indistinguishable: say why)
+        if all(_close(x, torch.zeros_like(x), cfg) for x in out):
+            raise Rejection("degenerate", "output is indistinguishable from zeros")
+    if all(_close(x, y, cfg) for x, y in zip(a, b, strict=True)):
+        raise Rejection("indistinguishable", "outputs for different inputs agree within tolerance")
+
+
+def _close(x: torch.Tensor, y: torch.Tensor, cfg: FilterConfig) -> bool:
+    return x.shape == y.shape and torch.allclose(x.double(), y.double(), cfg.rtol, cfg.atol)
+
+
+def _time(model, inputs, cfg: FilterConfig) -> float:
+    """Median milliseconds per call after warm-up, holding the GPU lock when one is shared."""
+    cuda = cfg.device.startswith("cuda")
+    with torch.no_grad(), _locked(cfg.gpu_lock if cuda else None):
+        for _ in range(cfg.warmup):
+            model(*inputs)
+        samples = []
+        for _ in range(cfg.reps):
+            if cuda:
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(True)
+                torch.cuda.synchronize()
+                start.record()
+                model(*inputs)
+                end.record()
+                end.synchronize()
+                samples.append(start.elapsed_time(end))
+            else:
+                t0 = time.perf_counter()
+                model(*inputs)
+                samples.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(samples)
+
+
+@contextlib.contextmanager
+def _locked(path: str | None):
+    if path is None:
+        yield
+        return
+    with open(path, "rb") as fh:  # read-only: the child may write only its workdir
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _describe(err: BaseException) -> str:
+    text = f"{type(err).__name__}: {err}".strip()
+    return text.splitlines()[0][:300] if text else type(err).__name__

@@ -1,0 +1,71 @@
+"""The execution filters, on programs built to fail each one; run as the pipeline runs them."""
+
+import pytest
+
+from cuda_agent.sandbox import run_isolated
+from cuda_agent.synth.filters import FilterConfig, compile_check, eager_check
+from cuda_agent.synth.jobs import CheckJob, compile_job
+from tests.synth.programs import (
+    CONSTANT,
+    DEGENERATE,
+    GOOD,
+    GOOD_LABELS,
+    INDISTINGUISHABLE,
+    NONFINITE,
+    STOCHASTIC,
+)
+
+WIDE = FilterConfig(window_ms=(0.0, 1e6), threads=1)
+
+
+def _eager(code, cfg=WIDE):
+    res = run_isolated(eager_check, (code, cfg), timeout_s=300)
+    assert res.ok, res.error
+    return res.value
+
+
+def test_a_good_program_passes_with_labels_shapes_and_runtime():
+    rec = _eager(GOOD)
+    assert rec["ok"] and rec["stage"] == "labels", rec
+    assert rec["ops"] == GOOD_LABELS
+    assert all(n >= 1 for n in rec["label_counts"].values())
+    assert rec["input_shapes"] == [[32, 64]] and rec["output_shapes"] == [[32]]
+    assert rec["eager_ms"] > 0
+    assert ["addmm", 1] in rec["aten"] and ["gelu", 2] in rec["aten"]
+
+
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [
+        (STOCHASTIC, "nondeterministic"),
+        (CONSTANT, "constant"),
+        (NONFINITE, "nonfinite"),
+        (DEGENERATE, "degenerate"),
+        (INDISTINGUISHABLE, "indistinguishable"),
+        ("import torch\nclass Model: pass\ndef get_inputs(): return []\n"
+         "def get_init_inputs(): return []\n", "error"),
+    ],
+)  # fmt: skip
+def test_each_filter_rejects_what_it_is_for(code, reason):
+    rec = _eager(code)
+    assert not rec["ok"] and rec["stage"] == "eager" and rec["reason"] == reason, rec
+
+
+def test_the_runtime_window_is_enforced():
+    rec = _eager(GOOD, FilterConfig(window_ms=(5000.0, 6000.0), threads=1))
+    assert rec["reason"] == "too fast" and "outside [5000.0, 6000.0]" in rec["detail"]
+
+
+def test_torch_compile_runs_and_agrees_with_eager():
+    rec = compile_job(CheckJob(0, GOOD, WIDE, timeout_s=600))  # as the pipeline runs it
+    assert rec["ok"], rec
+    assert rec["compile_ms"] > 0 and rec["compile_s"] > 0
+
+
+@pytest.mark.gpu
+def test_filters_on_the_gpu_time_inside_the_default_window():
+    cfg = FilterConfig(device="cuda", window_ms=(0.0, 1e6))
+    rec = _eager(GOOD.replace("torch.randn(32, 64)", "torch.randn(8192, 64)"), cfg)
+    assert rec["ok"], rec
+    compiled = run_isolated(compile_check, (GOOD, cfg), timeout_s=600).value
+    assert compiled["ok"], compiled
