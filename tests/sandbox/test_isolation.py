@@ -51,7 +51,7 @@ def test_confinement_layers(tmp_path, monkeypatch):
     found = result.value
     assert found["write_inside"] == "ok"
     assert "SECRET_TOKEN" not in found["env"]
-    assert "HOME" in found["env"] and "TMPDIR" in found["env"]
+    assert "HOME" in found["env"] and "TMPDIR" in found["env"] and "PATH" in found["env"]
     # Landlock and seccomp are on where the kernel has them (this machine's does).
     if os.uname().sysname == "Linux":
         assert found["inet"] != "allowed"

@@ -46,8 +46,9 @@ def apply_confinement(workdir: Path) -> dict[str, bool]:
     RLIMIT_DATA: CUDA maps far more address space than it uses, and either limit breaks its
     initialisation (cudaGetDeviceCount fails with error 304).
     """
+    env = scrubbed_env(workdir)  # read what is kept before clearing
     os.environ.clear()
-    os.environ.update(scrubbed_env(workdir))
+    os.environ.update(env)
     os.chdir(workdir)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 30, 4 << 30))
