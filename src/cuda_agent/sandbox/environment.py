@@ -13,6 +13,7 @@ import time
 import uuid
 from collections import OrderedDict
 from contextlib import nullcontext
+from pathlib import Path
 
 import torch
 
@@ -263,7 +264,7 @@ class Environment:
                 refs,
                 poison,
                 self.config,
-                self._compile_baseline(ref, audit),
+                self._compile_baseline(ref),
                 self._device,
             )
             post = self._draw(ref, audit)
@@ -365,7 +366,7 @@ class Environment:
         """Eager and torch.compile timings of `task` on this GPU (cached on disk)."""
         self._need_gpu("timing baselines")
         ref, audit = self._reference(task), self.audit(task)
-        cached = self._compile_baseline(ref, audit)
+        cached = self._compile_baseline(ref)
         if cached is not None:
             return cached
         result = profile_candidate(
@@ -373,13 +374,14 @@ class Environment:
         )
         return self._store_baseline(ref, audit, result)
 
-    def _compile_baseline(self, ref: Reference, audit: AuditRecord) -> BaselineRecord | None:
-        return load_baseline(
-            baseline_path(self.config.cache_dir, ref.task.hash, self.gpu_name, torch.__version__)
-        )
+    def _baseline_path(self, ref: Reference) -> Path:
+        return baseline_path(self.config.cache_dir, ref.task.hash, self.gpu_name, torch.__version__)
+
+    def _compile_baseline(self, ref: Reference) -> BaselineRecord | None:
+        return load_baseline(self._baseline_path(ref))
 
     def _store_baseline(self, ref, audit, r: ProfileResult) -> BaselineRecord:
-        path = baseline_path(self.config.cache_dir, ref.task.hash, self.gpu_name, torch.__version__)
+        path = self._baseline_path(ref)
         record = load_baseline(path)
         if record is None:
             record = BaselineRecord(
