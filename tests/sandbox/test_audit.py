@@ -67,3 +67,25 @@ def test_distributions_with_nonfinite_reference_are_skipped():
     assert set(record.nonfinite) == {"normal", "normal_x4"}
     assert record.degenerate and record.distribution == "task"
     assert all("input 0 itself" in names for names in record.passing.values())
+
+
+INPUT_INDEPENDENT = """
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(64, 256))
+    def forward(self, x):
+        return self.w + 0 * x
+def get_inputs():
+    return [torch.randn(64, 256)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_an_output_that_ignores_its_input_lets_a_stale_buffer_pass():
+    record = _battery(INPUT_INDEPENDENT)
+    assert all("another set's output" in names for names in record.passing.values())
+    assert record.degenerate

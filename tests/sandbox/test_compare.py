@@ -34,3 +34,21 @@ def test_tuples_and_integers():
     ints = torch.arange(5)
     assert compare(ints, ints.clone(), 0, 0).ok
     assert not compare(ints, ints + 1, 10, 10).ok  # integers must match exactly
+
+
+def test_large_outputs_are_compared_a_chunk_at_a_time(monkeypatch):
+    from cuda_agent.sandbox import compare as compare_module
+
+    monkeypatch.setattr(compare_module, "_CHUNK", 1000)
+    ref = torch.randn(10, 1001)
+    near = ref + 1e-3
+    assert compare(ref, near, 1e-2, 1e-2).ok
+    far = ref.clone()
+    far[-1, -1] += 5.0  # in the last, partial chunk
+    result = compare(ref, far, 1e-2, 1e-2)
+    assert not result.ok and "1 of 10010 values" in result.reason
+    assert abs(result.max_abs_error - 5.0) < 1e-4
+    nan = ref.clone()
+    nan[4, 7] = float("nan")
+    nan[9, 1000] = float("inf")
+    assert "2 NaN/Inf values" in compare(ref, nan, 1e-2, 1e-2).reason

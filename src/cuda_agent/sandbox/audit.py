@@ -1,8 +1,9 @@
 """The null-kernel battery: can the check tell the reference from a trivial output?
 
 Run once per task (and torch version, tolerance), cached. For each input distribution in turn it
-draws a few sets, computes the reference, and tries trivial answers: zeros, ones, a constant,
-the output of another input set (what a stale buffer holds), and each input passed through. The
+draws a few sets, computes the reference, and tries trivial answers: zeros, ones, a constant
+(the first set's mean), each set's own mean, the previous set's output (what a stale buffer
+holds), and each input passed through. The
 first distribution under which the reference is finite and no trivial answer passes is the one
 verdicts are checked on; if there is none, the task is degenerate.
 """
@@ -40,22 +41,12 @@ def run_battery(reference, device, atol: float, rtol: float, sets: int = 3) -> A
     nonfinite: list[str] = []
     chosen = None
     for dist in DISTRIBUTIONS:
-        inputs = [draw_inputs(reference.program, dist, secret_seed(), device) for _ in range(sets)]
-        outputs = [reference(*s) for s in inputs]
-        if not all(
-            bool(torch.isfinite(t).all())
-            for o in outputs
-            for t in as_tensors(o)
-            if t.is_floating_point()
-        ):
+        survivors = _battery(reference, dist, device, atol, rtol, sets)
+        if survivors is None:
             nonfinite.append(dist)
             continue
-        passing[dist] = [
-            name
-            for name, fake in _trivial_answers(inputs, outputs)
-            if all(compare(o, f, atol, rtol).ok for o, f in zip(outputs, fake, strict=True))
-        ]
-        if not passing[dist]:
+        passing[dist] = survivors
+        if not survivors:
             chosen = dist
             break
     degenerate = chosen is None
@@ -74,24 +65,47 @@ def run_battery(reference, device, atol: float, rtol: float, sets: int = 3) -> A
     )
 
 
-def _trivial_answers(inputs: list[list], outputs: list):
-    flat = [as_tensors(o) for o in outputs]
-    floats = [t.float().flatten() for f in flat for t in f if t.is_floating_point()]
-    overall = float(torch.cat(floats).mean()) if floats else 0.0
-    yield "zeros", [[torch.zeros_like(t) for t in f] for f in flat]
-    yield "ones", [[torch.ones_like(t) for t in f] for f in flat]
-    yield "constant", [[torch.full_like(t, overall) for t in f] for f in flat]
-    yield (
-        "per-set constant",
-        [[torch.full_like(t, float(t.float().mean())) for t in f] for f in flat],
-    )
-    if len(flat) > 1:
-        yield "another set's output", [flat[(i + 1) % len(flat)] for i in range(len(flat))]
-    if len(flat[0]) == 1:
-        out = flat[0][0]
-        for k, x in enumerate(inputs[0]):
+def _battery(reference, dist, device, atol, rtol, sets) -> list[str] | None:
+    """The trivial answers that pass on every one of `sets` input sets drawn from `dist` (None
+    where the reference is not finite). One set is held at a time, with the previous set's
+    output (the stale-buffer answer), so a task with multi-GB outputs fits beside the reference."""
+    alive: dict[str, bool] = {}
+    previous, first_mean = None, None
+    for _ in range(sets):
+        inputs = draw_inputs(reference.program, dist, secret_seed(), device)
+        outputs = as_tensors(reference(*inputs))
+        if not all(bool(torch.isfinite(t).all()) for t in outputs if t.is_floating_point()):
+            return None
+        if first_mean is None:
+            first_mean = _mean(outputs)
+        for name, fake in _trivial_answers(inputs, outputs, previous, first_mean):
+            if alive.get(name, True):
+                alive[name] = compare(outputs, fake, atol, rtol).ok
+            del fake
+        previous = outputs
+        del inputs
+    return [name for name, ok in alive.items() if ok]
+
+
+def _mean(tensors: list[torch.Tensor]) -> float:
+    floats = [t for t in tensors if t.is_floating_point()]
+    count = sum(t.numel() for t in floats)
+    return sum(float(t.sum(dtype=torch.float64)) for t in floats) / count if count else 0.0
+
+
+def _trivial_answers(inputs: list, outputs: list[torch.Tensor], previous, first_mean: float):
+    """(name, fake output) for one input set; `previous` is the last set's output or None."""
+    yield "zeros", [torch.zeros_like(t) for t in outputs]
+    yield "ones", [torch.ones_like(t) for t in outputs]
+    yield "constant", [torch.full_like(t, first_mean) for t in outputs]
+    yield "per-set constant", [torch.full_like(t, _mean([t])) for t in outputs]
+    if previous is not None:
+        yield "another set's output", previous
+    if len(outputs) == 1:
+        out = outputs[0]
+        for k, x in enumerate(inputs):
             if isinstance(x, torch.Tensor) and x.shape == out.shape and x.dtype == out.dtype:
-                yield f"input {k} itself", [[s[k]] for s in inputs]
+                yield f"input {k} itself", [x]
 
 
 def load_audit(path: Path) -> AuditRecord | None:

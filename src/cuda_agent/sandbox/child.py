@@ -7,6 +7,7 @@ outputs or the seeds; its answers are outputs and times that the parent checks.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 import sys
@@ -40,6 +41,13 @@ def candidate_main(conn, workdir: str, device_index: int) -> None:
     sys.path[:] = [p for p in sys.path if p not in ("", ".", str(root))]
     conn.send(("ready", layers))
     state = _State(device)
+    try:
+        _serve(conn, state, root)
+    finally:
+        state.release()
+
+
+def _serve(conn, state: _State, root: Path) -> None:
     while True:
         try:
             cmd, payload = conn.recv()
@@ -52,7 +60,9 @@ def candidate_main(conn, workdir: str, device_index: int) -> None:
         except BaseException as err:  # SystemExit from candidate code is an error, not an exit
             conn.send(("error", _describe(err, root)))
             return
+        del payload
         conn.send(("ok", reply))
+        del reply
 
 
 class _State:
@@ -62,6 +72,17 @@ class _State:
         self.sets: list = []
         self.held = None  # the last timed output, kept alive until the next command
         self.flush = L2Flusher(device)
+
+    def release(self) -> None:
+        """Drop every tensor received from the parent before exiting. The parent's CUDA IPC
+        blocks are freed only once this process lets go of them, which exiting without
+        collecting never does."""
+        self.sets, self.held, self.model = [], None, None
+        gc.collect()
+        try:
+            synchronize()
+        except Exception:  # a context broken by the candidate: nothing more to hand back
+            pass
 
     def load(self, job: dict):
         spec = importlib.util.spec_from_file_location("cuda_extension", job["so_path"])

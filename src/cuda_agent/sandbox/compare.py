@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import torch
 
+_CHUNK = 1 << 26  # elements compared at once
+
 
 @dataclass(frozen=True)
 class Comparison:
@@ -45,21 +47,33 @@ def compare(ref, cand, atol: float, rtol: float) -> Comparison:
         if c.device != r.device:
             c = c.to(r.device)
         if c.is_floating_point() or c.is_complex():
-            bad = ~torch.isfinite(c)
-            if bool(bad.any()):
-                return Comparison(False, f"{name} has {int(bad.sum())} NaN/Inf values")
-            diff = (c.float() - r.float()).abs()
-            err = float(diff.max()) if diff.numel() else 0.0
+            nonfinite, err, over = _elementwise(r, c, atol, rtol)
+            if nonfinite:
+                return Comparison(False, f"{name} has {nonfinite} NaN/Inf values")
             worst = max(worst, err)
-            over = diff > atol + rtol * r.float().abs()
-            if bool(over.any()):
-                n = int(over.sum())
+            if over:
                 return Comparison(
                     False,
-                    f"{name}: {n} of {c.numel()} values outside atol={atol} rtol={rtol} "
+                    f"{name}: {over} of {c.numel()} values outside atol={atol} rtol={rtol} "
                     f"(max abs error {err:.4g})",
                     err,
                 )
         elif not torch.equal(c, r):
             return Comparison(False, f"{name} differs from the reference (integer/bool output)")
     return Comparison(True, max_abs_error=worst)
+
+
+def _elementwise(r: torch.Tensor, c: torch.Tensor, atol: float, rtol: float):
+    """(NaN/Inf count in c, max |c - r|, count outside the tolerance), a chunk at a time so
+    that comparing a multi-GB output needs a few hundred MB of temporaries, not several copies."""
+    r, c = r.reshape(-1), c.reshape(-1)
+    nonfinite, worst, over = 0, 0.0, 0
+    for start in range(0, r.numel(), _CHUNK):
+        rc, cc = r[start : start + _CHUNK], c[start : start + _CHUNK]
+        nonfinite += int((~torch.isfinite(cc)).sum())
+        if nonfinite:
+            continue
+        diff = (cc.float() - rc.float()).abs()
+        worst = max(worst, float(diff.max()))
+        over += int((diff > atol + rtol * rc.float().abs()).sum())
+    return nonfinite, worst, over

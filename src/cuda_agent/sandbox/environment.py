@@ -58,6 +58,7 @@ class Environment:
         self._device = torch.device("cuda", self.config.device_index) if self.has_gpu else None
         self.gpu_name = torch.cuda.get_device_name(self._device) if self.has_gpu else None
         self._spare = SpareCandidate(self._new_candidate) if self.has_gpu else None
+        self._mem_pool = None  # see _pool
 
     def __enter__(self) -> Environment:
         return self
@@ -113,7 +114,10 @@ class Environment:
         prebuilt: BuildResult | None = None,
     ) -> Verdict:
         with self._lock:
-            return self._evaluate(task, solution, Stage(stage), prebuilt)
+            try:
+                return self._evaluate(task, solution, Stage(stage), prebuilt)
+            finally:
+                self._release_gpu_memory()
 
     def _evaluate(self, task, solution, stage, prebuilt) -> Verdict:
         seconds: dict[str, float] = {}
@@ -369,10 +373,12 @@ class Environment:
         cached = self._compile_baseline(ref)
         if cached is not None:
             return cached
-        result = profile_candidate(
-            None, ref, lambda: self._draw(ref, audit), [], [], 0, self.config, None, self._device
-        )
-        return self._store_baseline(ref, audit, result)
+        try:
+            draw = lambda: self._draw(ref, audit)  # noqa: E731
+            result = profile_candidate(None, ref, draw, [], [], 0, self.config, None, self._device)
+            return self._store_baseline(ref, audit, result)
+        finally:
+            self._release_gpu_memory()
 
     def _baseline_path(self, ref: Reference) -> Path:
         return baseline_path(self.config.cache_dir, ref.task.hash, self.gpu_name, torch.__version__)
@@ -412,11 +418,24 @@ class Environment:
     def _pool(self):
         """Tensors the candidate receives live in their own memory pool, so the CUDA IPC
         mapping it gets cannot reach reference outputs stored in the same allocator segment."""
-        if not hasattr(self, "_mem_pool"):
-            self._mem_pool = torch.cuda.MemPool() if hasattr(torch.cuda, "MemPool") else None
-        if self._mem_pool is None:
+        if not hasattr(torch.cuda, "MemPool"):
             return nullcontext()
+        if self._mem_pool is None:
+            self._mem_pool = torch.cuda.MemPool()
         return torch.cuda.use_mem_pool(self._mem_pool)
+
+    def _release_gpu_memory(self) -> None:
+        """Hand back what this evaluation's inputs, outputs and temporaries held.
+
+        Without it the allocator keeps the peak of the largest task reserved (KernelBench's
+        biggest level-1 problems peak at tens of GB) and the next task, or a second worker on the
+        same GPU, runs out. Blocks shared with a candidate that was killed before it let go of
+        them stay allocated until this process exits (CUDA IPC's documented behaviour)."""
+        if not self.has_gpu:
+            return
+        self._mem_pool = None  # a fresh pool next time: a private pool is freed only once unused
+        torch.cuda.ipc_collect()
+        torch.cuda.empty_cache()
 
     def _need_gpu(self, what: str) -> None:
         if not self.has_gpu:
