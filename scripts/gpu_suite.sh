@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# The whole GPU suite in one call: every gpu-marked test, then the GPU benchmarks.
-# Results (junit, per-test JSON lines, benchmark JSON) go to $OUT (default ./gpu-results).
+# The whole GPU suite: every gpu-marked test, the GPU benchmarks, the KernelBench sweeps.
+# Results (junit, per-test JSON lines, benchmark JSON, run folders as .tar.gz) go to $OUT
+# (default ./gpu-results).
 #
-#   bash scripts/gpu_suite.sh [tests|bench|all] [pytest args, e.g. test paths; default: tests]
+#   bash scripts/gpu_suite.sh [tests|bench|kernelbench|all] [pytest args; default: tests]
 #
-# On the device machine the packages its image lacks come as wheels in .whl/ (see
-# docs/benchmarks.md); elsewhere an installed cuda-agent is used as it is.
+#   tests        every gpu-marked test, GPU_WORKERS (default 3) pytest workers sharing the GPU
+#                (timed sections never overlap: see src/cuda_agent/sandbox/gpu_lock.py)
+#   bench        env_round (ours vs a CUDA-Agent-style loop), stored-solution runs over the
+#                honest fixtures with their reports, service throughput
+#   kernelbench  eager/torch.compile baselines and the null-kernel audit of all 250 problems
+#                (resumable: put an earlier kernelbench_baselines.jsonl in $RESUME_DIR)
+#
+# On the device machine the packages its image lacks come as wheels in .whl/
+# (scripts/fetch_gpu_wheels.sh); elsewhere an installed cuda-agent is used as it is.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -19,6 +27,7 @@ fi
 export PYTHONPATH=$PWD/src:$PWD:${PYTHONPATH:-}
 export PYTHONUNBUFFERED=1
 [ -d shared/kernelbench ] && export CUDA_AGENT_SHARED=$PWD/shared
+SHARED=${CUDA_AGENT_SHARED:-$PWD/../shared}
 export CUDA_AGENT_CACHE=${CUDA_AGENT_CACHE:-/tmp/cuda-agent-cache}
 export CUDA_AGENT_TEST_CACHE=$CUDA_AGENT_CACHE
 export CUDA_AGENT_GPU_REPORT=$OUT/gpu_report.jsonl
@@ -26,14 +35,41 @@ export CUDA_AGENT_GUARD_REPORT=$OUT/guard_report.jsonl
 export CUDA_AGENT_COMMIT=${CUDA_AGENT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+cli() { python3 -m cuda_agent "$@"; }
 status=0
+
 if [ "$what" = tests ] || [ "$what" = all ]; then
   [ $# -gt 0 ] || set -- tests
-  python3 -m pytest -m gpu -p no:cacheprovider -q -rfE --log-level=WARNING --junitxml "$OUT/junit.xml" "$@" \
-    2>&1 | tee "$OUT/pytest.log" || status=1
+  parallel=()
+  python3 -c "import xdist" 2>/dev/null && parallel=(-n "${GPU_WORKERS:-3}")
+  python3 -m pytest -m gpu -p no:cacheprovider -q -rfE --log-level=WARNING "${parallel[@]}" \
+    --junitxml "$OUT/junit.xml" "$@" 2>&1 | tee "$OUT/pytest.log" || status=1
 fi
+
 if [ "$what" = bench ] || [ "$what" = all ]; then
   python3 benchmarks/env_round.py --out "$OUT/env_round.json" --cache "$CUDA_AGENT_CACHE" \
+    --case elementwise_chain=tests/sandbox/solutions/elementwise_chain \
+    --case scaled_softmax=tests/fixtures/solutions/scaled_softmax \
     2>&1 | tee "$OUT/env_round.log" || status=1
+  runs=$(mktemp -d)
+  grep -E '"level": 1, "problem_id": (19|23|40|47),|"level": 2, "problem_id": (12|14|18),' \
+    "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" > "$runs/kernelbench_fixtures.jsonl"
+  cli bench --tasks builtin --solutions tests/fixtures/solutions --out "$runs/builtin" \
+    2>&1 | tee "$OUT/bench_builtin.log" || status=1
+  cli bench --tasks "$runs/kernelbench_fixtures.jsonl" --solutions tests/fixtures/solutions \
+    --out "$runs/kernelbench" 2>&1 | tee "$OUT/bench_kernelbench.log" || status=1
+  tar -czf "$OUT/bench_runs.tar.gz" -C "$runs" builtin kernelbench
+  python3 benchmarks/service_throughput.py --tasks builtin --solutions tests/fixtures/solutions \
+    --repeat 1 --out "$OUT/service_throughput.jsonl" 2>&1 | tee "$OUT/service.log" || status=1
+fi
+
+if [ "$what" = kernelbench ] || [ "$what" = all ]; then
+  sweep=$OUT/kernelbench_baselines.jsonl
+  [ -n "${RESUME_DIR:-}" ] && cp "$RESUME_DIR/kernelbench_baselines.jsonl" "$sweep" 2>/dev/null
+  cli baselines --tasks "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" \
+    --gpus "${SWEEP_GPUS:-0,0,0,0,0,0}" --out "$sweep" 2>&1 | tee "$OUT/baselines.log" || status=1
+  cli audit --tasks "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" \
+    --gpus "${SWEEP_GPUS:-0,0,0,0,0,0}" --out "$OUT/kernelbench_audit.jsonl" \
+    2>&1 | tee "$OUT/audit.log" || status=1
 fi
 exit $status

@@ -13,6 +13,7 @@ import os
 import sys
 import tempfile
 import traceback
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -23,6 +24,7 @@ from cuda_agent.sandbox.timing import L2Flusher, synchronize, timed_call
 
 _no_grad = torch.no_grad
 _fill = torch.Tensor.fill_
+_empty = torch.empty  # bound before candidate code can patch torch's names
 
 
 def candidate_main(conn, workdir: str, device_index: int) -> None:
@@ -110,6 +112,7 @@ class _State:
                 f"unexpected {sorted(result.unexpected_keys)[:6]}"
             )
         self.model = model
+        synchronize()  # GPU work started by the constructor ends inside the parent's lock
         return None
 
     def verify(self, job: dict):
@@ -134,11 +137,13 @@ class _State:
         return None
 
     def ping(self, poison_bytes: int):
+        """A call with the harness's own no-op as forward: the parent's measure of what a call
+        costs around the timed region."""
         self.held = None
         _poison(poison_bytes, self.device)
-        self.flush()
-        synchronize()
-        return torch.empty(1, device=self.device)
+        out, times = timed_call(partial(_empty, 1, device=self.device), [], self.flush)
+        self.held = out
+        return {"output": out, "time": times}
 
     def call(self, job: dict):
         self.held = None
@@ -170,7 +175,7 @@ class _InterfaceError(Exception):
 def _poison(nbytes: int, device: torch.device) -> None:
     """Fill memory the allocator will hand out next with NaN: unwritten outputs then fail."""
     if nbytes > 0:
-        block = torch.empty(nbytes // 4 + 1, dtype=torch.float32, device=device)
+        block = _empty(nbytes // 4 + 1, dtype=torch.float32, device=device)
         _fill(block, float("nan"))
         del block
 

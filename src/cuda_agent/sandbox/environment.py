@@ -29,6 +29,7 @@ from cuda_agent.sandbox.candidate import (
 )
 from cuda_agent.sandbox.compare import compare
 from cuda_agent.sandbox.config import EnvConfig
+from cuda_agent.sandbox.gpu_lock import gpu_lock
 from cuda_agent.sandbox.guard_runtime import judge_trace, kernel_names
 from cuda_agent.sandbox.guard_static import check_static
 from cuda_agent.sandbox.inputs import draw_inputs, nbytes, secret_seed
@@ -210,39 +211,40 @@ class Environment:
             (workdir / ENTRY).write_text(solution.files[ENTRY])
             facts["checks"] = ["static", "dispatch"] + [k for k, on in cand.layers.items() if on]
             seconds["child_start"] = time.perf_counter() - start
-            cand.request(
-                "load",
-                {
-                    "so_path": str(build.so_path),
-                    "entry_path": str(workdir / ENTRY),
-                    "init_inputs": ref.init_inputs,
-                    "state_dict": self._shared(ref.state_for_candidate),
-                },
-            )
-            seconds["child_load"] = time.perf_counter() - start - seconds["child_start"]
-            own = kernel_names(solution.files)
-            first = self._draw(ref, audit)
-            first_ref = ref(*first)
-            poison = 2 * nbytes(first_ref)
-            keep = self.config.warmup_calls if nbytes(first) + nbytes(first_ref) < 2**30 else 1
+            with self._gpu_shared():  # the candidate's GPU work never overlaps a timing
+                cand.request(
+                    "load",
+                    {
+                        "so_path": str(build.so_path),
+                        "entry_path": str(workdir / ENTRY),
+                        "init_inputs": ref.init_inputs,
+                        "state_dict": self._shared(ref.state_for_candidate),
+                    },
+                )
+                seconds["child_load"] = time.perf_counter() - start - seconds["child_start"]
+                own = kernel_names(solution.files)
+                first = self._draw(ref, audit)
+                first_ref = ref(*first)
+                poison = 2 * nbytes(first_ref)
+                keep = self.config.warmup_calls if nbytes(first) + nbytes(first_ref) < 2**30 else 1
 
-            def verify_pairs():
-                yield first, first_ref
-                for _ in range(self.config.verify_sets - 1):
-                    inputs = self._draw(ref, audit)
-                    yield inputs, ref(*inputs)
+                def verify_pairs():
+                    yield first, first_ref
+                    for _ in range(self.config.verify_sets - 1):
+                        inputs = self._draw(ref, audit)
+                        yield inputs, ref(*inputs)
 
-            mark = time.perf_counter()
-            failure, kept = check_outputs(
-                cand,
-                verify_pairs(),
-                self.config.verify_sets,
-                poison,
-                own,
-                self.config,
-                "input set",
-                keep,
-            )
+                mark = time.perf_counter()
+                failure, kept = check_outputs(
+                    cand,
+                    verify_pairs(),
+                    self.config.verify_sets,
+                    poison,
+                    own,
+                    self.config,
+                    "input set",
+                    keep,
+                )
             vsets, refs = [p[0] for p in kept], [p[1] for p in kept]
             seconds["verify_calls"] = time.perf_counter() - mark
             seconds["verify"] = time.perf_counter() - start
@@ -271,10 +273,18 @@ class Environment:
                 self._compile_baseline(ref),
                 self._device,
             )
-            post = self._draw(ref, audit)
-            failure, _ = check_outputs(
-                cand, [(post, ref(*post))], 1, poison, own, self.config, "input set after timing"
-            )
+            seconds["timing_lock_wait"] = result.lock_wait_s
+            with self._gpu_shared():
+                post = self._draw(ref, audit)
+                failure, _ = check_outputs(
+                    cand,
+                    [(post, ref(*post))],
+                    1,
+                    poison,
+                    own,
+                    self.config,
+                    "input set after timing",
+                )
             seconds["profile"] = time.perf_counter() - start
             if failure is None and result.failure is not None:
                 failure = result.failure
@@ -335,6 +345,7 @@ class Environment:
             speedup_vs_compile=vs_compile,
             reward=reward,
             max_abs_error=r.max_abs_error,
+            timing_checks=r.timing_checks or {},
             message=f"correct on every checked input set; timed {r.timed_calls} calls on "
             + (
                 "a fresh input set each"
@@ -362,7 +373,8 @@ class Environment:
         )
         record = load_audit(path)
         if record is None:
-            record = run_battery(self._reference(task), self._device, cfg.atol, cfg.rtol)
+            with self._gpu_shared():
+                record = run_battery(self._reference(task), self._device, cfg.atol, cfg.rtol)
             save_json(path, record)
         return record
 
@@ -436,6 +448,10 @@ class Environment:
         self._mem_pool = None  # a fresh pool next time: a private pool is freed only once unused
         torch.cuda.ipc_collect()
         torch.cuda.empty_cache()
+
+    def _gpu_shared(self):
+        """GPU work other processes' timings must not overlap (see gpu_lock)."""
+        return gpu_lock(self._device, exclusive=False)
 
     def _need_gpu(self, what: str) -> None:
         if not self.has_gpu:

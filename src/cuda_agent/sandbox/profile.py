@@ -9,16 +9,18 @@ clock for the round trip.
 
 from __future__ import annotations
 
+import random
 import statistics
 from dataclasses import dataclass
 
 from cuda_agent.sandbox.compare import compare
+from cuda_agent.sandbox.gpu_lock import gpu_lock
 from cuda_agent.sandbox.inputs import nbytes
 from cuda_agent.sandbox.reference import time_calls
 from cuda_agent.sandbox.timing import CallTime, L2Flusher, median_and_spread
 from cuda_agent.sandbox.verdict import Status
 
-_PINGS = 5
+_coin = random.SystemRandom()
 
 
 @dataclass
@@ -33,13 +35,25 @@ class ProfileResult:
     candidate_ms: float | None = None
     candidate_spread: float | None = None
     max_abs_error: float | None = None
+    timing_checks: dict[str, float] | None = None  # the cross-checks' figures (see TimingChecks)
+    lock_wait_s: float = 0.0  # waiting for another process's timing on the same GPU
     failure: dict | None = None  # verdict fields when the candidate failed during timing
 
 
 def profile_candidate(cand, ref, draw, vsets, refs, poison, config, cached, device):
     """Baselines (re-timed eager; torch.compile from `cached` unless compiled here) and, when
-    `cand` is given, the candidate on the same fresh input sets."""
+    `cand` is given, the candidate on the same fresh input sets. torch.compile's first call runs
+    first; everything timed runs holding the GPU's timing lock."""
     example = vsets[0] if vsets else draw()
+    if cached is None or ref.compiled is not None:
+        ref.ensure_compiled(example)  # CPU-bound for seconds: outside the lock
+    with gpu_lock(device, exclusive=True) as waited:
+        result = _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device)
+    result.lock_wait_s = waited
+    return result
+
+
+def _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device):
     per_set = nbytes(example) + 3 * nbytes(refs[0] if refs else ref(*example))
     fit = int(config.timing_memory_gb * 2**30 // max(per_set, 1))
     distinct = max(1, min(config.timed_calls, fit))  # fresh input sets that fit in memory
@@ -49,10 +63,10 @@ def profile_candidate(cand, ref, draw, vsets, refs, poison, config, cached, devi
     flush = L2Flusher(device)
     eager_outs, eager_t = time_calls(ref, sets, warm, flush)
     eager_ms, eager_spread = median_and_spread([t.stream_ms for t in eager_t])
-    if cached is None or ref.compiled is not None:
-        first_call = ref.ensure_compiled(example)
+    if ref.compiled is not None:
         _, compile_t = time_calls(ref.run_compiled, sets, warm, flush)
         compile_ms, compile_spread = median_and_spread([t.stream_ms for t in compile_t])
+        first_call = ref.compile_first_call_s
     else:
         compile_ms, compile_spread = cached.compile_ms, cached.compile_spread
         first_call = cached.compile_first_call_s
@@ -64,13 +78,20 @@ def profile_candidate(cand, ref, draw, vsets, refs, poison, config, cached, devi
 
     cand.request("store_sets", sets)
     cand.request("warmup", warm)
-    pings = [cand.timed_request("ping", poison)[1] * 1e3 for _ in range(_PINGS)]
     times: list[CallTime] = []
-    walls: list[float] = []
+    unreported: list[float] = []  # per call: round trip beyond the reported time, less a ping's
     worst = 0.0
     for i in range(n):
         index = i % distinct
+        # A ping (the same request with the harness's own no-op as forward) next to every call,
+        # in an order the candidate cannot predict: the pair's difference cancels pipe, pickling
+        # and allocator costs and drift, and leaves what the candidate's times did not report.
+        ping_first = _coin.random() < 0.5
+        if ping_first:
+            ping = cand.timed_request("ping", poison)
         reply, wall = cand.timed_request("call", {"index": index, "poison_bytes": poison})
+        if not ping_first:
+            ping = cand.timed_request("ping", poison)
         check = compare(eager_outs[index], reply["output"], config.atol, config.rtol)
         if not check.ok:
             result.failure = {
@@ -81,45 +102,89 @@ def profile_candidate(cand, ref, draw, vsets, refs, poison, config, cached, devi
             return result
         worst = max(worst, check.max_abs_error or 0.0)
         times.append(reply["time"])
-        walls.append(wall * 1e3)
-        del reply
+        ping_time, ping_wall = ping[0]["time"], ping[1]
+        unreported.append(
+            (wall * 1e3 - reply["time"].host_ms) - (ping_wall * 1e3 - ping_time.host_ms)
+        )
+        del reply, ping
     result.candidate_ms, result.candidate_spread = median_and_spread([t.stream_ms for t in times])
     result.max_abs_error = worst
-    violations = timing_violations(times, walls, pings, eager_t)
+    checks = cross_check(times, unreported, eager_t)
+    result.timing_checks = checks.figures()
+    violations = checks.violations()
     if violations:
         result.failure = {
             "status": Status.VIOLATION,
             "violations": violations,
-            "message": "the timing cross-checks failed (see violations)",
+            "timing_checks": result.timing_checks,
+            "message": "the timing cross-checks failed: " + "; ".join(violations),
         }
     return result
 
 
-def timing_violations(
-    times: list[CallTime], walls_ms: list[float], pings_ms: list[float], trusted: list[CallTime]
-) -> list[str]:
-    """What the candidate's reported times contradict (thresholds leave room for honest jitter)."""
+@dataclass(frozen=True)
+class TimingChecks:
+    """The figures the candidate's reported times are checked against (medians, ms)."""
+
+    candidate_ms: float  # events around the call on the current stream
+    sync_gap_ms: float  # device time from the call's end event to the one after a device sync
+    trusted_sync_gap_ms: float  # the same gap in the trusted process's eager calls
+    host_ms: float  # host clock around the call, synchronize included
+    device_over_host_calls: int  # calls whose device time exceeded the host clock around them
+    calls: int
+    unreported_ms: float  # parent's round trip minus host_ms, beyond a paired no-op call's
+
+    def escaped_ms(self) -> float:
+        """GPU work still running when forward returned, per call."""
+        return self.sync_gap_ms - self.trusted_sync_gap_ms
+
+    def violations(self) -> list[str]:
+        """What the reported times contradict (thresholds leave room for honest jitter)."""
+        found = []
+        escaped = self.escaped_ms()
+        if escaped > max(0.02, 0.1 * self.candidate_ms):
+            found.append(
+                f"about {escaped:.3f} ms of GPU work per call was still running when forward "
+                f"returned (a {self.sync_gap_ms:.3f} ms wait for the device after a "
+                f"{self.candidate_ms:.3f} ms call, against {self.trusted_sync_gap_ms:.3f} ms for "
+                "the reference): a stream the caller does not wait on; join side streams before "
+                "returning"
+            )
+        if self.device_over_host_calls:
+            found.append(
+                "the device timer reported more time than the host clock around the call in "
+                f"{self.device_over_host_calls} of {self.calls} calls: the timer was tampered with"
+            )
+        if self.unreported_ms > max(0.25, 0.25 * self.host_ms):
+            found.append(
+                f"the candidate process reported {self.unreported_ms:.3f} ms per call less than "
+                "the parent's wall clock measured: its reported times are not real"
+            )
+        return found
+
+    def figures(self) -> dict[str, float]:
+        return {
+            "candidate_ms": self.candidate_ms,
+            "sync_gap_ms": self.sync_gap_ms,
+            "trusted_sync_gap_ms": self.trusted_sync_gap_ms,
+            "escaped_ms": self.escaped_ms(),
+            "host_ms": self.host_ms,
+            "device_over_host_calls": self.device_over_host_calls,
+            "unreported_ms": self.unreported_ms,
+        }
+
+
+def cross_check(
+    times: list[CallTime], unreported_ms: list[float], trusted: list[CallTime]
+) -> TimingChecks:
+    """The candidate's timed calls against the trusted eager calls and the parent's clock."""
     med = statistics.median
-    found = []
-    stream = med(t.stream_ms for t in times)
-    sync_cost = med(t.wide_ms - t.stream_ms for t in trusted)
-    escaped = med(t.wide_ms - t.stream_ms for t in times) - sync_cost
-    if escaped > max(0.02, 0.1 * stream):
-        found.append(
-            f"about {escaped:.3f} ms of GPU work per call was still running when forward returned "
-            "(a stream the caller does not wait on); join side streams before returning"
-        )
-    impossible = sum(t.wide_ms > t.host_ms + 0.05 for t in times)
-    if impossible:
-        found.append(
-            f"the device timer reported more time than the host clock around the call "
-            f"in {impossible} of {len(times)} calls: the timer was tampered with"
-        )
-    unexplained = med(w - t.host_ms for w, t in zip(walls_ms, times, strict=True)) - med(pings_ms)
-    host = med(t.host_ms for t in times)
-    if unexplained > max(0.25, 0.25 * host):
-        found.append(
-            f"the candidate process reported {unexplained:.3f} ms per call less than the "
-            "parent's wall clock measured: its reported times are not real"
-        )
-    return found
+    return TimingChecks(
+        candidate_ms=med(t.stream_ms for t in times),
+        sync_gap_ms=med(t.wide_ms - t.stream_ms for t in times),
+        trusted_sync_gap_ms=med(t.wide_ms - t.stream_ms for t in trusted),
+        host_ms=med(t.host_ms for t in times),
+        device_over_host_calls=sum(t.wide_ms > t.host_ms + 0.05 for t in times),
+        calls=len(times),
+        unreported_ms=med(unreported_ms),
+    )

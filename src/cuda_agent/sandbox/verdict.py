@@ -47,6 +47,7 @@ class Verdict(BaseModel):
     input_distribution: str | None = None  # the inputs the verdict was checked on
     checks: list[str] = Field(default_factory=list)  # guard and isolation layers that were active
     max_abs_error: float | None = None
+    timing_checks: dict[str, float] = Field(default_factory=dict)  # figures the times met
     gpu: str | None = None
     seconds: dict[str, float] = Field(default_factory=dict)  # build, verify, profile wall times
     message: str = ""
