@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -288,6 +289,17 @@ def test_gpu_built_extension_imports_and_matches_torch(toolchain, build_cache, b
     assert result.linked and result.so_path is not None and result.so_path.is_file()
     ratio = _load_and_run(result.so_path)[str(result.so_path)]
     assert ratio == pytest.approx(1.0, rel=1e-4)
+
+
+@pytest.mark.gpu
+def test_gpu_concurrent_builds_of_one_new_extension_link_it_once(toolchain, build_cache):
+    solution = solution_from_files(vector_add(scale="5.0f"))
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(
+            pool.map(lambda _: build_extension(solution, toolchain, build_cache), range(4))
+        )
+    assert all(r.ok and r.linked for r in results), [r.log for r in results]
+    assert len({r.so_path for r in results}) == 1
 
 
 @pytest.mark.gpu

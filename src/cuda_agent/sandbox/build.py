@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -315,8 +316,17 @@ def _link(
     """Link (or reuse) cache/ext/<so_name>, returning (path, error log). Objects are linked as
     obj/<workspace path>.o, so that linker errors can name the source rather than a hash."""
     so = cache / "ext" / so_name
-    if so.exists():
-        return so, ""
+    so.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(so.with_name(f".{so_name}.lock")):  # one link per name, across threads too
+        if so.exists():
+            return so, ""
+        return _link_locked(units, solution, root, cache, so, tc, deadline)
+
+
+def _link_locked(
+    units: list[_Unit], solution: Solution, root: Path, cache: Path, so: Path, tc: Toolchain,
+    deadline: float,
+) -> tuple[Path | None, str]:  # fmt: skip
     wanted = ["cudart"] + [n for n in ("cublas", "cublasLt", "cudnn") if _uses(solution, n)]
     missing = [n for n in wanted if tc.library(n) is None]
     if missing:
@@ -330,11 +340,10 @@ def _link(
         names.append(str(name.relative_to(root)))
     libraries = [str(tc.library(n)) for n in wanted]
     rpaths = dict.fromkeys([tc.torch_lib_dir, *(str(Path(lib).parent) for lib in libraries)])
-    so.parent.mkdir(parents=True, exist_ok=True)
-    tmp = so.with_name(f".{so_name}.{os.getpid()}.tmp")
+    tmp = so.with_name(f".{so.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     cmd = [tc.cxx, "-shared", *names, "-o", str(tmp), f"-L{tc.torch_lib_dir}"]
     cmd += [f"-l{lib}" for lib in tc.torch_libs] + libraries + [f"-Wl,-rpath,{d}" for d in rpaths]
-    cmd += [f"-Wl,--defsym={_init_symbol(so_name)}=PyInit_cuda_extension"]
+    cmd += [f"-Wl,--defsym={_init_symbol(so.name)}=PyInit_cuda_extension"]
     proc = _run(cmd, root, deadline)
     if proc.returncode != 0:
         tmp.unlink(missing_ok=True)

@@ -66,12 +66,14 @@ class Composer:
     def __init__(self, catalog: Catalog, profile: Profile):
         self.entries = catalog.by_name()
         self.profile = profile
+        self._outputs: dict[tuple[str, ...], object] = {}  # a step chain's meta output (or None)
         self.by_category: dict[str, list[OpEntry]] = {}
         for e in catalog.entries:
             self.by_category.setdefault(e.category, []).append(e)
 
     def compose(self, seed: int, index: int) -> dict:
         rng = random.Random(f"{seed}:{index}")
+        self._outputs.clear()
         n_ops = rng.choices(list(OP_COUNT_WEIGHTS), weights=list(OP_COUNT_WEIGHTS.values()))[0]
         family = rng.choice(sorted(FAMILY_RANK))
         dims = self.profile.family_shape(family, rng)
@@ -125,27 +127,32 @@ class Composer:
         return rng.choice(pools[category])
 
     def _realize(self, choices: list[Choice], primary_shape) -> tuple[ProgramSpec, int | None]:
-        """Resolve the steps in order against the shapes they really get (meta runs)."""
+        """Resolve the steps in order against the shapes they really get (meta runs).
+
+        Each step runs alone on the meta tensor the step before it gave, which is what it gets
+        inside the whole chain (the rendered forward is one `x = ...` line per step), so a chain
+        of n steps costs n step runs, and a prefix already run for an earlier trial costs none.
+        """
         domain = self.entries[choices[0].entry].plans[len(primary_shape)][choices[0].plan].domain
         primary = TensorArg(tuple(primary_shape), "input", domain)
         steps: list[Step] = []
         shape = tuple(primary_shape)
+        key: tuple[str, ...] = ()
+        x = None
         for choice in choices:
             entry = self.entries[choice.entry]
             plan = entry.plans[len(shape)][choice.plan]
             ctx = Ctx(shape, random.Random(choice.seed), self.profile.name, entry.extra)
             steps.append(step_for(entry, plan, ctx))
-            out = self._meta_output(ProgramSpec(primary, tuple(steps)))
-            if out is None:
+            alone = ProgramSpec(primary if x is None else TensorArg(shape, "input"), (steps[-1],))
+            key = (*key, render(alone))
+            if key not in self._outputs:
+                self._outputs[key] = _step_output(key[-1], x)
+            x = self._outputs[key]
+            if x is None:
                 return ProgramSpec(primary, tuple(steps)), None
-            shape = tuple(out.shape)
+            shape = tuple(x.shape)
         return ProgramSpec(primary, tuple(steps)), len(shape)
-
-    def _meta_output(self, spec: ProgramSpec):
-        loaded = load_program(render(spec), "compose")
-        model = build(loaded, "meta")
-        out = tensors_of(model(*make_inputs(loaded, "meta", 0)))
-        return out[0] if len(out) == 1 and out[0].numel() > 0 else None
 
     def _scale(self, rng, choices: list[Choice], dims) -> tuple[ProgramSpec, float, int]:
         """Pick the batch size that puts the estimated runtime at a log-uniform target."""
@@ -171,6 +178,17 @@ class Composer:
         if best[1] < self.profile.window_ms[0] / 2:  # would only be timed to be rejected
             raise ComposeError(f"estimated {best[1]:.3f} ms is far below the runtime window")
         return best
+
+
+def _step_output(code: str, x):
+    """The meta output of a one-step program, fed `x` (the step before's output) when given;
+    None when it gives no single non-empty tensor."""
+    loaded = load_program(code, "compose")
+    inputs = make_inputs(loaded, "meta", 0)
+    if x is not None:
+        inputs[0] = x
+    out = tensors_of(build(loaded, "meta")(*inputs))
+    return out[0] if len(out) == 1 and out[0].numel() > 0 else None
 
 
 def _continues(entry: OpEntry, rank: int) -> bool:
