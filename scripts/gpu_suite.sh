@@ -8,7 +8,8 @@
 #   tests        every gpu-marked test, GPU_WORKERS (default 3) pytest workers sharing the GPU
 #                (timed sections never overlap: see src/cuda_agent/sandbox/gpu_lock.py)
 #   bench        env_round (ours vs a CUDA-Agent-style loop), stored-solution runs over the
-#                honest fixtures with their reports, service throughput
+#                honest fixtures with their reports, service throughput (BENCH_STEPS picks:
+#                "env_round stored service" by default)
 #   kernelbench  eager/torch.compile baselines and the null-kernel audit of all 250 problems
 #                (resumable: put an earlier kernelbench_baselines.jsonl in $RESUME_DIR)
 #
@@ -46,21 +47,32 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     --junitxml "$OUT/junit.xml" "$@" 2>&1 | tee "$OUT/pytest.log" || status=1
 fi
 
+steps=" ${BENCH_STEPS:-env_round stored service} "
 if [ "$what" = bench ] || [ "$what" = all ]; then
-  python3 benchmarks/env_round.py --out "$OUT/env_round.json" --cache "$CUDA_AGENT_CACHE" \
-    --case elementwise_chain=tests/sandbox/solutions/elementwise_chain \
-    --case scaled_softmax=tests/fixtures/solutions/scaled_softmax \
-    2>&1 | tee "$OUT/env_round.log" || status=1
-  runs=$(mktemp -d)
-  grep -E '"level": 1, "problem_id": (19|23|40|47),|"level": 2, "problem_id": (12|14|18),' \
-    "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" > "$runs/kernelbench_fixtures.jsonl"
-  cli bench --tasks builtin --solutions tests/fixtures/solutions --out "$runs/builtin" \
-    2>&1 | tee "$OUT/bench_builtin.log" || status=1
-  cli bench --tasks "$runs/kernelbench_fixtures.jsonl" --solutions tests/fixtures/solutions \
-    --out "$runs/kernelbench" 2>&1 | tee "$OUT/bench_kernelbench.log" || status=1
-  tar -czf "$OUT/bench_runs.tar.gz" -C "$runs" builtin kernelbench
-  python3 benchmarks/service_throughput.py --tasks builtin --solutions tests/fixtures/solutions \
-    --repeat 1 --out "$OUT/service_throughput.jsonl" 2>&1 | tee "$OUT/service.log" || status=1
+  if [[ $steps == *" env_round "* ]]; then
+    python3 benchmarks/env_round.py --out "$OUT/env_round.json" --cache "$CUDA_AGENT_CACHE" \
+      --reference-rounds "${REFERENCE_ROUNDS:-2}" \
+      --case elementwise_chain=tests/sandbox/solutions/elementwise_chain \
+      --case scaled_softmax=tests/fixtures/solutions/scaled_softmax \
+      2>&1 | tee "$OUT/env_round.log" || status=1
+  fi
+  if [[ $steps == *" stored "* ]]; then
+    runs=$(mktemp -d)
+    grep -E '"level": 1, "problem_id": (19|23|40|47),|"level": 2, "problem_id": (12|14|18),' \
+      "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" > "$runs/kernelbench_fixtures.jsonl"
+    for set in builtin kernelbench; do
+      tasks=builtin
+      [ $set = kernelbench ] && tasks=$runs/kernelbench_fixtures.jsonl
+      cli bench --tasks "$tasks" --solutions tests/fixtures/solutions --out "$runs/$set" \
+        --gpus "${STORED_GPUS:-0,0,0}" 2>&1 | tee "$OUT/bench_$set.log" || status=1
+    done
+    tar -czf "$OUT/bench_runs.tar.gz" -C "$runs" builtin kernelbench
+  fi
+  if [[ $steps == *" service "* ]]; then
+    python3 benchmarks/service_throughput.py --tasks builtin \
+      --solutions tests/fixtures/solutions --repeat "${SERVICE_REPEAT:-1}" \
+      --out "$OUT/service_throughput.jsonl" 2>&1 | tee "$OUT/service.log" || status=1
+  fi
 fi
 
 if [ "$what" = kernelbench ] || [ "$what" = all ]; then
