@@ -26,7 +26,7 @@ def synth_cache(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def catalog(synth_cache):
-    return load_catalog(synth_cache)
+    return load_catalog(synth_cache, workers=3)  # torch's candidates mined in two children
 
 
 @pytest.fixture(scope="session")

@@ -1,10 +1,13 @@
 """The execution filters, on programs built to fail each one; run as the pipeline runs them."""
 
+import random
+import statistics
+
 import pytest
 
 from cuda_agent.sandbox import run_isolated
-from cuda_agent.synth.filters import FilterConfig, compile_check, eager_check
-from cuda_agent.synth.jobs import CheckJob, compile_job
+from cuda_agent.synth.batch import COMPILE, BatchJob, Item, run_batch
+from cuda_agent.synth.filters import FilterConfig, compile_check, eager_check, outside_for_sure
 from tests.synth.programs import (
     CONSTANT,
     DEGENERATE,
@@ -57,8 +60,11 @@ def test_the_runtime_window_is_enforced():
 
 
 def test_torch_compile_runs_and_agrees_with_eager():
-    rec = compile_job(CheckJob(0, GOOD, WIDE, timeout_s=600))  # as the pipeline runs it
-    assert rec["ok"], rec
+    job = BatchJob(COMPILE, (Item(0, GOOD),), WIDE, cap_s=600, compose_cap_s=60, timeout_s=900,
+                   shared_cache=True)  # fmt: skip
+    result = run_batch(job)  # as the pipeline runs it
+    [(stage, rec)] = result.records
+    assert stage == "compile" and rec["ok"], rec
     assert rec["compile_ms"] > 0 and rec["compile_s"] > 0
 
 
@@ -69,3 +75,25 @@ def test_filters_on_the_gpu_time_inside_the_default_window():
     assert rec["ok"], rec
     compiled = run_isolated(compile_check, (GOOD, cfg), timeout_s=600).value
     assert compiled["ok"], compiled
+
+
+def test_a_timing_stops_early_only_when_the_median_is_decided():
+    """Stopping once most samples fall outside the window never changes the verdict."""
+    rng = random.Random(0)
+    window, reps = (1.0, 2.0), 7
+    for _ in range(2000):
+        samples = [rng.choice([0.5, 1.5, 3.0]) * rng.uniform(0.8, 1.2) for _ in range(reps)]
+        full = statistics.median(samples)
+        decided = (outside_for_sure(samples[:k], window, reps) for k in range(1, reps + 1))
+        early = next((d for d in decided if d is not None), None)
+        if early is None:
+            assert window[0] <= full <= window[1]
+        else:
+            assert (early > window[1]) == (full > window[1])
+            assert (early < window[0]) == (full < window[0])
+            assert not window[0] <= early <= window[1]
+
+
+def test_a_program_far_slower_than_the_window_is_rejected_before_it_is_timed():
+    rec = _eager(GOOD, FilterConfig(window_ms=(1e-6, 1e-5), threads=1))
+    assert rec["reason"] == "too slow" and "untimed call" in rec["detail"], rec

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections import Counter
 
 import pyarrow.parquet as pq
@@ -177,3 +178,22 @@ def test_a_gpu_run_meets_the_targets(synth_cache, catalog, tmp_path):
     rows = [json.loads(line) for line in (cfg.out / "tasks.jsonl").read_text().splitlines()]
     assert all(1.0 <= r["eager_ms"] <= 100.0 for r in rows)
     assert all(r["device"] == "cuda" for r in rows)
+
+
+def test_a_run_cut_by_its_time_limit_keeps_what_finished_and_a_rerun_finishes_it(
+    catalog, synth_cache, tmp_path
+):
+    cfg = SynthConfig(n=4, out=tmp_path / "cut", device="cpu", workers=2, seed=11,
+                      kernelbench=KERNELBENCH_JSONL, cache_dir=synth_cache)  # fmt: skip
+    cut = Pipeline(cfg).run(candidates=4, deadline=time.monotonic() + 1.0)
+    assert cut.unfinished and set(cut.unfinished).isdisjoint(cut.resolved)
+    assert any("time limit" in note for note in cut.notes)
+    assert (cfg.out / "report.md").is_file() and (cfg.out / "tasks.jsonl").is_file()
+    before = {p.name: p.read_text() for p in (cfg.out / "journal").iterdir()}
+    done = Pipeline(cfg).run(candidates=4)
+    assert done.resolved == [0, 1, 2, 3] and not done.unfinished
+    for name, text in before.items():
+        after = (cfg.out / "journal" / name).read_text()
+        assert after.startswith(text)  # what the cut run wrote stands
+        ids = [json.loads(line)["id"] for line in after.splitlines()]
+        assert len(ids) == len(set(ids)), name  # and nothing was done twice

@@ -61,10 +61,11 @@ def _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device
     sets = [draw() for _ in range(distinct)]
     warm = (vsets or [example])[: config.warmup_calls]
     flush = L2Flusher(device)
-    eager_outs, eager_t = time_calls(ref, sets, warm, flush)
+    eager_outs = [ref(*inputs) for inputs in sets] if cand is not None else []  # for comparing
+    eager_t = time_calls(ref, sets, warm, flush)
     eager_ms, eager_spread = median_and_spread([t.stream_ms for t in eager_t])
     if ref.compiled is not None:
-        _, compile_t = time_calls(ref.run_compiled, sets, warm, flush)
+        compile_t = time_calls(ref.run_compiled, sets, warm, flush)
         compile_ms, compile_spread = median_and_spread([t.stream_ms for t in compile_t])
         first_call = ref.compile_first_call_s
     else:
@@ -79,13 +80,15 @@ def _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device
     cand.request("store_sets", sets)
     cand.request("warmup", warm)
     times: list[CallTime] = []
+    pings: list[CallTime] = []
     unreported: list[float] = []  # per call: round trip beyond the reported time, less a ping's
     worst = 0.0
     for i in range(n):
         index = i % distinct
         # A ping (the same request with the harness's own no-op as forward) next to every call,
-        # in an order the candidate cannot predict: the pair's difference cancels pipe, pickling
-        # and allocator costs and drift, and leaves what the candidate's times did not report.
+        # in an order the candidate cannot predict: the pair's difference cancels pipe, pickling,
+        # allocator and host-scheduling costs as they are at that moment (other processes load
+        # the host), and leaves what the candidate's own call did.
         ping_first = _coin.random() < 0.5
         if ping_first:
             ping = cand.timed_request("ping", poison)
@@ -103,13 +106,14 @@ def _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device
         worst = max(worst, check.max_abs_error or 0.0)
         times.append(reply["time"])
         ping_time, ping_wall = ping[0]["time"], ping[1]
+        pings.append(ping_time)
         unreported.append(
             (wall * 1e3 - reply["time"].host_ms) - (ping_wall * 1e3 - ping_time.host_ms)
         )
         del reply, ping
     result.candidate_ms, result.candidate_spread = median_and_spread([t.stream_ms for t in times])
     result.max_abs_error = worst
-    checks = cross_check(times, unreported, eager_t)
+    checks = cross_check(times, pings, unreported, eager_t)
     result.timing_checks = checks.figures()
     violations = checks.violations()
     if violations:
@@ -128,27 +132,23 @@ class TimingChecks:
 
     candidate_ms: float  # events around the call on the current stream
     sync_gap_ms: float  # device time from the call's end event to the one after a device sync
-    trusted_sync_gap_ms: float  # the same gap in the trusted process's eager calls
+    ping_sync_gap_ms: float  # the same gap for the paired no-op calls
+    escaped_ms: float  # median over pairs of (call's gap - its ping's gap)
+    trusted_sync_gap_ms: float  # the gap in the trusted process's eager calls (for reference)
     host_ms: float  # host clock around the call, synchronize included
     device_over_host_calls: int  # calls whose device time exceeded the host clock around them
     calls: int
     unreported_ms: float  # parent's round trip minus host_ms, beyond a paired no-op call's
 
-    def escaped_ms(self) -> float:
-        """GPU work still running when forward returned, per call."""
-        return self.sync_gap_ms - self.trusted_sync_gap_ms
-
     def violations(self) -> list[str]:
         """What the reported times contradict (thresholds leave room for honest jitter)."""
         found = []
-        escaped = self.escaped_ms()
-        if escaped > max(0.02, 0.1 * self.candidate_ms):
+        if self.escaped_ms > max(0.02, 0.1 * self.candidate_ms):
             found.append(
-                f"about {escaped:.3f} ms of GPU work per call was still running when forward "
-                f"returned (a {self.sync_gap_ms:.3f} ms wait for the device after a "
-                f"{self.candidate_ms:.3f} ms call, against {self.trusted_sync_gap_ms:.3f} ms for "
-                "the reference): a stream the caller does not wait on; join side streams before "
-                "returning"
+                f"about {self.escaped_ms:.3f} ms of GPU work per call was still running when "
+                f"forward returned (a {self.sync_gap_ms:.3f} ms wait for the device after a "
+                f"{self.candidate_ms:.3f} ms call, against {self.ping_sync_gap_ms:.3f} ms after a "
+                "no-op): a stream the caller does not wait on; join side streams before returning"
             )
         if self.device_over_host_calls:
             found.append(
@@ -166,8 +166,9 @@ class TimingChecks:
         return {
             "candidate_ms": self.candidate_ms,
             "sync_gap_ms": self.sync_gap_ms,
+            "ping_sync_gap_ms": self.ping_sync_gap_ms,
+            "escaped_ms": self.escaped_ms,
             "trusted_sync_gap_ms": self.trusted_sync_gap_ms,
-            "escaped_ms": self.escaped_ms(),
             "host_ms": self.host_ms,
             "device_over_host_calls": self.device_over_host_calls,
             "unreported_ms": self.unreported_ms,
@@ -175,14 +176,23 @@ class TimingChecks:
 
 
 def cross_check(
-    times: list[CallTime], unreported_ms: list[float], trusted: list[CallTime]
+    times: list[CallTime],
+    pings: list[CallTime],
+    unreported_ms: list[float],
+    trusted: list[CallTime],
 ) -> TimingChecks:
-    """The candidate's timed calls against the trusted eager calls and the parent's clock."""
+    """The candidate's timed calls against their paired no-op calls and the parent's clock."""
     med = statistics.median
+
+    def gap(t: CallTime) -> float:
+        return t.wide_ms - t.stream_ms
+
     return TimingChecks(
         candidate_ms=med(t.stream_ms for t in times),
-        sync_gap_ms=med(t.wide_ms - t.stream_ms for t in times),
-        trusted_sync_gap_ms=med(t.wide_ms - t.stream_ms for t in trusted),
+        sync_gap_ms=med(gap(t) for t in times),
+        ping_sync_gap_ms=med(gap(p) for p in pings),
+        escaped_ms=med(gap(t) - gap(p) for t, p in zip(times, pings, strict=True)),
+        trusted_sync_gap_ms=med(gap(t) for t in trusted),
         host_ms=med(t.host_ms for t in times),
         device_over_host_calls=sum(t.wide_ms > t.host_ms + 0.05 for t in times),
         calls=len(times),

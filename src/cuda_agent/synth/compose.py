@@ -48,18 +48,24 @@ def compose_batch(catalog_path: str, seed: int, ids: list[int], device: str) -> 
 
     warnings.filterwarnings("ignore")
     torch.set_num_threads(1)
+    composer = load_composer(catalog_path, device)
+    return [compose_record(composer, seed, index) for index in ids]
+
+
+def load_composer(catalog_path: str, device: str) -> Composer:
     catalog = Catalog.model_validate_json(Path(catalog_path).read_text())
-    composer = Composer(catalog, profile_for(device))
-    out = []
-    for index in ids:
-        try:
-            out.append({"id": index, "ok": True, **composer.compose(seed, index)})
-        except ComposeError as err:
-            out.append({"id": index, "ok": False, "reason": "no valid chain", "detail": str(err)})
-        except Exception as err:
-            detail = f"{type(err).__name__}: {err}".splitlines()[0][:300]
-            out.append({"id": index, "ok": False, "reason": "compose error", "detail": detail})
-    return out
+    return Composer(catalog, profile_for(device))
+
+
+def compose_record(composer: Composer, seed: int, index: int) -> dict:
+    """Candidate `index` as a journal record: its program, or why there is none."""
+    try:
+        return {"id": index, "ok": True, **composer.compose(seed, index)}
+    except ComposeError as err:
+        return {"id": index, "ok": False, "reason": "no valid chain", "detail": str(err)}
+    except Exception as err:
+        detail = f"{type(err).__name__}: {err}".splitlines()[0][:300]
+        return {"id": index, "ok": False, "reason": "compose error", "detail": detail}
 
 
 class Composer:

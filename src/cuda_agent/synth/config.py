@@ -37,10 +37,11 @@ class SynthConfig(BaseModel):
     kernelbench: Path | None = None  # None: found beside the project (../shared/kernelbench)
     cache_dir: Path = Field(default_factory=default_cache_dir)
     max_candidates: int | None = None  # None: 20 per task wanted, at least 200
-    compose_batch: int = 16
     compile_backend: str = "inductor"
-    eager_timeout_s: float = 300.0
-    compile_timeout_s: float = 900.0
+    # hard caps per candidate and stage: a program that takes longer is rejected as a timeout
+    compose_timeout_s: float = 120.0
+    eager_timeout_s: float = 120.0
+    compile_timeout_s: float = 600.0
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_fraction: float = 0.0  # share of candidates the language model composes

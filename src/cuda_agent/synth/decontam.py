@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from cuda_agent.task import Task
 
-CHUNK = 25
+CHUNK = 25  # programs per tracing child, at most
 
 
 def ast_tokens(code: str) -> list[str]:
@@ -91,12 +92,17 @@ def cache_file(cache_dir: Path) -> Path:
     return Path(cache_dir) / f"kernelbench-signatures-torch{torch.__version__}.jsonl"
 
 
-def build_reference(tasks: list[Task], cache_file: Path, trace: Callable) -> Reference:
+def build_reference(tasks: list[Task], cache_file: Path, trace: Callable,
+                    parts: int = 1) -> Reference:  # fmt: skip
     """Signatures of `tasks`, traced where the cache lacks them: `trace(chunks)` takes tuples of
-    (hash, code) items and yields a list of records per chunk, each appended as it comes."""
+    (hash, code) items and yields a list of records per chunk, each appended as it comes. The
+    missing ones are dealt into about `parts` chunks (for that many workers) of 4 to CHUNK, in
+    turn, so that neighbours (VGG16 and VGG19, the slowest) land in different chunks."""
     cached = _read_cache(cache_file)
     missing = list(dict.fromkeys((t.hash, t.code) for t in tasks if t.hash not in cached))
-    chunks = [tuple(missing[k : k + CHUNK]) for k in range(0, len(missing), CHUNK)]
+    size = max(4, min(CHUNK, math.ceil(len(missing) / max(1, parts))))
+    count = math.ceil(len(missing) / size)
+    chunks = [tuple(missing[k::count]) for k in range(count)]
     if chunks:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
         for records in trace(chunks):

@@ -6,7 +6,11 @@ degenerate (distinguishable from zeros), eager runtime inside the window; then t
 and verified by counting wrappers (`verify.py`). `compile_check` (slow, only for survivors of the
 cheap stages): torch.compile runs and agrees with eager under the tolerance.
 
-Workers sharing one GPU hold a file lock while they time, so a timing never overlaps another's.
+Workers sharing one GPU share a reader-writer file lock: running a program holds it shared, timing
+holds it exclusively, so a timing never overlaps another worker's GPU work. A timing stops as soon
+as its verdict is certain (most of the timed calls outside the window decide the median), and a
+program whose single warm call is far outside the window is rejected before it is timed, so a
+slow program cannot hold the GPU for long.
 """
 
 from __future__ import annotations
@@ -33,12 +37,16 @@ class FilterConfig:
     determinism_tol: float = 1e-5  # same inputs twice: equal up to this (GPU reductions vary)
     warmup: int = 2
     reps: int = 7
-    threads: int | None = None  # torch threads of a CPU child
-    gpu_lock: str | None = None  # file locked (shared GPU) while timing
+    threads: int | None = None  # torch threads of the child
+    gpu_lock: str | None = None  # reader-writer lock file of a shared GPU (and `.turnstile`)
     memory_fraction: float | None = None  # of the GPU, per worker
     compile_threads: int | None = 1  # inductor's compile workers per child
     compile_backend: str = "inductor"
     seed: int = 0
+    # a call this many times the window's upper bound is too slow without timing it: untimed
+    # (other workers may run beside it) and warm with the GPU to itself
+    slow_untimed: float = 25.0
+    slow_warm: float = 4.0
 
 
 class Rejection(Exception):
@@ -54,16 +62,20 @@ def eager_check(code: str, cfg: FilterConfig) -> dict:
     _setup(cfg)
     try:
         loaded = load_program(code, "eager")
-        model = build(loaded, cfg.device, cfg.seed)
-        first = make_inputs(loaded, cfg.device, cfg.seed + 1)
-        second = make_inputs(loaded, cfg.device, cfg.seed + 2)
-        with torch.no_grad():
-            out_a = _run(model, first, 101, cfg.device)
-            out_a2 = _run(model, first, 202, cfg.device)
-            out_b = _run(model, second, 303, cfg.device)
-        _check_outputs(out_a, out_a2, out_b, cfg)
-        eager_ms = _time(model, first, cfg)
+        with _gpu(cfg, exclusive=False):
+            model = build(loaded, cfg.device, cfg.seed)
+            first = make_inputs(loaded, cfg.device, cfg.seed + 1)
+            second = make_inputs(loaded, cfg.device, cfg.seed + 2)
+            with torch.no_grad():
+                out_a, _ = _run(model, first, 101, cfg.device)
+                out_a2, ms_a2 = _run(model, first, 202, cfg.device)
+                out_b, ms_b = _run(model, second, 303, cfg.device)
+            _check_outputs(out_a, out_a2, out_b, cfg)
         lo, hi = cfg.window_ms
+        if min(ms_a2, ms_b) > cfg.slow_untimed * hi:
+            raise Rejection("too slow", f"one untimed call took {min(ms_a2, ms_b):.0f} ms, more "
+                            f"than {cfg.slow_untimed:g}x the window [{lo}, {hi}] ms")  # fmt: skip
+        eager_ms = _time(model, first, cfg, window=cfg.window_ms)
         if not lo <= eager_ms <= hi:
             reason = "too fast" if eager_ms < lo else "too slow"
             raise Rejection(reason, f"eager {eager_ms:.3f} ms outside [{lo}, {hi}] ms")
@@ -76,7 +88,8 @@ def eager_check(code: str, cfg: FilterConfig) -> dict:
         "input_shapes": [list(t.shape) for t in first if isinstance(t, torch.Tensor)],
         "output_shapes": [list(t.shape) for t in out_a],
     }
-    return {**record, **_labels(code, loaded, model, first, cfg)}
+    with _gpu(cfg, exclusive=False):
+        return {**record, **_labels(code, loaded, model, first, cfg)}
 
 
 def _labels(code: str, loaded, model, inputs, cfg: FilterConfig) -> dict:
@@ -109,7 +122,10 @@ def _labels(code: str, loaded, model, inputs, cfg: FilterConfig) -> dict:
 
 
 def compile_check(code: str, cfg: FilterConfig) -> dict:
-    """torch.compile runs, agrees with eager under the tolerance; its runtime and compile time."""
+    """torch.compile runs, agrees with eager under the tolerance; its runtime and compile time.
+
+    The compiled first call (compilation, seconds of CPU work) runs outside the GPU lock: held
+    shared for that long it would keep every timing waiting."""
     _setup(cfg)
     try:
         if cfg.compile_threads is not None:
@@ -117,18 +133,21 @@ def compile_check(code: str, cfg: FilterConfig) -> dict:
 
             inductor_config.compile_threads = cfg.compile_threads
         loaded = load_program(code, "compile")
-        model = build(loaded, cfg.device, cfg.seed)
-        inputs = make_inputs(loaded, cfg.device, cfg.seed + 1)
+        with _gpu(cfg, exclusive=False), torch.no_grad():
+            model = build(loaded, cfg.device, cfg.seed)
+            inputs = make_inputs(loaded, cfg.device, cfg.seed + 1)
+            expected, _ = _run(model, inputs, 101, cfg.device)
+        compiled = torch.compile(model, backend=cfg.compile_backend)
+        start = time.perf_counter()
         with torch.no_grad():
-            expected = _run(model, inputs, 101, cfg.device)
-            compiled = torch.compile(model, backend=cfg.compile_backend)
-            start = time.perf_counter()
-            got = _run(compiled, inputs, 101, cfg.device)
-            compile_s = time.perf_counter() - start
-        if len(got) != len(expected) or not all(
-            g.shape == e.shape and torch.allclose(g.double(), e.double(), cfg.rtol, cfg.atol)
-            for g, e in zip(got, expected, strict=True)
-        ):
+            got, _ = _run(compiled, inputs, 101, cfg.device)
+        compile_s = time.perf_counter() - start
+        with _gpu(cfg, exclusive=False):
+            same = len(got) == len(expected) and all(
+                g.shape == e.shape and torch.allclose(g.double(), e.double(), cfg.rtol, cfg.atol)
+                for g, e in zip(got, expected, strict=True)
+            )
+        if not same:
             raise Rejection("compile differs", "torch.compile's output differs from eager's")
         compile_ms = _time(compiled, inputs, cfg)
     except Rejection as rej:
@@ -153,13 +172,18 @@ def _setup(cfg: FilterConfig) -> None:
             torch.cuda.set_per_process_memory_fraction(cfg.memory_fraction)
 
 
-def _run(model, inputs, seed: int, device: str) -> list[torch.Tensor]:
-    """Outputs as a list of tensors; a fresh RNG seed per call exposes stochastic operators."""
+def _run(model, inputs, seed: int, device: str) -> tuple[list[torch.Tensor], float]:
+    """Outputs as a list of tensors, and the wall time of the call in ms; a fresh RNG seed per
+    call exposes stochastic operators."""
     seed_all(seed, device)
+    start = time.perf_counter()
     out = tensors_of(model(*inputs))
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    ms = (time.perf_counter() - start) * 1e3
     if not out:
         raise Rejection("no tensor output", "forward returned no tensor")
-    return [t.detach() for t in out]
+    return [t.detach() for t in out], ms
 
 
 def _check_outputs(a: list, a2: list, b: list, cfg: FilterConfig) -> None:
@@ -183,40 +207,74 @@ def _close(x: torch.Tensor, y: torch.Tensor, cfg: FilterConfig) -> bool:
     return x.shape == y.shape and torch.allclose(x.double(), y.double(), cfg.rtol, cfg.atol)
 
 
-def _time(model, inputs, cfg: FilterConfig) -> float:
-    """Median milliseconds per call after warm-up, holding the GPU lock when one is shared."""
+def _time(model, inputs, cfg: FilterConfig, window: tuple[float, float] | None = None) -> float:
+    """Median milliseconds per call after warm-up, with the GPU to itself when it is shared.
+
+    With a `window`, stops as soon as the median is sure to fall outside it (most of the timed
+    calls already did) and returns the median of those; a warm call far above it is a verdict
+    on its own (a Rejection)."""
     cuda = cfg.device.startswith("cuda")
-    with torch.no_grad(), _locked(cfg.gpu_lock if cuda else None):
-        for _ in range(cfg.warmup):
-            model(*inputs)
-        samples = []
+    with torch.no_grad(), _gpu(cfg, exclusive=True):
+        for k in range(cfg.warmup):
+            ms = _wall_ms(model, inputs, cuda)
+            if k == 0 and window is not None and ms > cfg.slow_warm * window[1]:
+                raise Rejection("too slow", f"a warm call took {ms:.0f} ms, more than "
+                                f"{cfg.slow_warm:g}x the window {list(window)} ms")  # fmt: skip
+        samples: list[float] = []
         for _ in range(cfg.reps):
-            if cuda:
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(True)
-                torch.cuda.synchronize()
-                start.record()
-                model(*inputs)
-                end.record()
-                end.synchronize()
-                samples.append(start.elapsed_time(end))
-            else:
-                t0 = time.perf_counter()
-                model(*inputs)
-                samples.append((time.perf_counter() - t0) * 1e3)
+            samples.append(_event_ms(model, inputs) if cuda else _wall_ms(model, inputs, False))
+            decided = outside_for_sure(samples, window, cfg.reps) if window else None
+            if decided is not None:
+                return decided
     return statistics.median(samples)
 
 
+def outside_for_sure(samples: list[float], window: tuple[float, float], reps: int) -> float | None:
+    """When most of `reps` samples already fall on one side of `window`, the median of all of
+    them will too, whatever the rest are: the median of those (outside the window); else None."""
+    for outside in ([t for t in samples if t > window[1]], [t for t in samples if t < window[0]]):
+        if len(outside) >= reps // 2 + 1:
+            return statistics.median(outside)
+    return None
+
+
+def _wall_ms(model, inputs, cuda: bool) -> float:
+    start = time.perf_counter()
+    model(*inputs)
+    if cuda:
+        torch.cuda.synchronize()
+    return (time.perf_counter() - start) * 1e3
+
+
+def _event_ms(model, inputs) -> float:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    model(*inputs)
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
 @contextlib.contextmanager
-def _locked(path: str | None):
-    if path is None:
+def _gpu(cfg: FilterConfig, exclusive: bool):
+    """The shared GPU's reader-writer lock: exclusive for timing, shared for other GPU work.
+    A waiting timer goes through the turnstile first, so new shared holders queue behind it
+    and timers are never starved. Files are opened read-only (the child may write only its
+    workdir); flock works on them all the same."""
+    if cfg.gpu_lock is None or not cfg.device.startswith("cuda"):
         yield
         return
-    with open(path, "rb") as fh:  # read-only: the child may write only its workdir
-        fcntl.flock(fh, fcntl.LOCK_EX)
+    with open(f"{cfg.gpu_lock}.turnstile", "rb") as gate, open(cfg.gpu_lock, "rb") as lock:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(gate, fcntl.LOCK_UN)
         try:
             yield
         finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _describe(err: BaseException) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 
 STAGES = ("compose", "eager", "labels", "dedup", "decontam", "compile")
@@ -37,6 +38,8 @@ class Journal:
         return sorted(i for i, r in self.records.items() if r.get("ok"))
 
     def append(self, record: dict) -> None:
+        """Add `record` (stamped with the wall-clock time, `at`) and flush it to disk."""
+        record = {**record, "at": round(time.time(), 3)}
         line = json.dumps(record, sort_keys=True)
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -42,25 +42,26 @@ def seed_all(seed: int, device: str = "cpu") -> None:
 
 
 def build(loaded: Loaded, device: str, seed: int = 0) -> torch.nn.Module:
-    """`Model(*get_init_inputs())` on `device` (constructed there directly for meta)."""
+    """`Model(*get_init_inputs())` on `device`: constructed there directly, except on the CPU."""
     seed_all(seed, device)
     init = loaded.module.get_init_inputs()
-    if device == "meta":
-        with torch.device("meta"):
-            return loaded.module.Model(*init)
-    return loaded.module.Model(*init).to(device)
+    if device == "cpu":
+        return loaded.module.Model(*init)
+    with torch.device(device):
+        return loaded.module.Model(*init).to(device)
 
 
 def make_inputs(loaded: Loaded, device: str, seed: int) -> list:
-    """`get_inputs()` drawn with `seed`; tensors moved to `device` (created there for meta)."""
+    """`get_inputs()` drawn with `seed` on `device` (by its generator: drawing gigabytes on the
+    CPU and copying them over would cost seconds per call); anything left elsewhere is moved."""
     seed_all(seed, device)
+    if device == "cpu":
+        return list(loaded.module.get_inputs())
+    with torch.device(device):
+        values = loaded.module.get_inputs()
     if device == "meta":
-        with torch.device("meta"):
-            values = loaded.module.get_inputs()
-    else:
-        values = [v.to(device) if isinstance(v, torch.Tensor) else v for v in
-                  loaded.module.get_inputs()]  # fmt: skip
-    return list(values)
+        return list(values)
+    return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
 
 def tensors_of(value) -> list[torch.Tensor]:
