@@ -4,7 +4,9 @@ Every timed call gets an input set nobody has seen before (so memoizing outputs 
 output is compared with the eager output of that set, and the times the candidate's process
 reports are cross-checked: against the event recorded after a device-wide synchronize (work left
 on other streams), against the host clock around the call, and against the parent's own wall
-clock for the round trip.
+clock for the round trip, each beside a no-op call made next to it by the harness itself.
+Baselines are timed the way the candidate is: fresh sets, L2 flushed, each output released before
+the next call.
 """
 
 from __future__ import annotations
