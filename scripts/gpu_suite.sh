@@ -78,8 +78,12 @@ fi
 if [ "$what" = kernelbench ] || [ "$what" = all ]; then
   sweep=$OUT/kernelbench_baselines.jsonl
   [ -n "${RESUME_DIR:-}" ] && cp "$RESUME_DIR/kernelbench_baselines.jsonl" "$sweep" 2>/dev/null
-  cli baselines --tasks "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" \
-    --gpus "${SWEEP_GPUS:-0,0,0,0,0,0}" --out "$sweep" 2>&1 | tee "$OUT/baselines.log" || status=1
+  # Six workers compile side by side and take turns to time; a task that failed there (out of
+  # memory next to the others' big inputs) is retried by a second pass with one worker.
+  for gpus in "${SWEEP_GPUS:-0,0,0,0,0,0}" 0; do
+    cli baselines --tasks "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" --gpus "$gpus" \
+      --out "$sweep" 2>&1 | tee -a "$OUT/baselines.log" || status=1
+  done
   cli audit --tasks "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" \
     --gpus "${SWEEP_GPUS:-0,0,0,0,0,0}" --out "$OUT/kernelbench_audit.jsonl" \
     2>&1 | tee "$OUT/audit.log" || status=1
