@@ -84,6 +84,8 @@ if [ "$what" = kernelbench ] || [ "$what" = all ]; then
     cli baselines --tasks "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" --gpus "$gpus" \
       --out "$sweep" 2>&1 | tee -a "$OUT/baselines.log" || status=1
   done
+  python3 benchmarks/baselines_vs_shared.py --baselines "$sweep" \
+    --readme "$SHARED/kernelbench/README.md" > "$OUT/baselines_vs_shared.md" || status=1
   cli audit --tasks "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" \
     --gpus "${SWEEP_GPUS:-0,0,0,0,0,0}" --out "$OUT/kernelbench_audit.jsonl" \
     2>&1 | tee "$OUT/audit.log" || status=1
