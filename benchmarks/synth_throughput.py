@@ -47,8 +47,8 @@ def main() -> None:
     parser.add_argument("--window", default=None, help="eager window LO,HI ms (default: device's)")
     parser.add_argument("--time-limit-s", type=float, default=None)
     parser.add_argument("--drain-s", type=float, default=45.0)
-    parser.add_argument("--eager-cap-s", type=float, default=60.0)
-    parser.add_argument("--compile-cap-s", type=float, default=150.0)
+    parser.add_argument("--eager-cap-s", type=float, default=45.0)
+    parser.add_argument("--compile-cap-s", type=float, default=120.0)
     parser.add_argument("--summarize", action="store_true", help="only rebuild from --out")
     args = parser.parse_args()
     if args.summarize:

@@ -3,13 +3,15 @@
 # Results (junit, per-test JSON lines, benchmark JSON, run folders as .tar.gz) go to $OUT
 # (default ./gpu-results).
 #
-#   bash scripts/gpu_suite.sh [tests|bench|kernelbench|all] [pytest args; default: tests]
+#   bash scripts/gpu_suite.sh [tests|bench|synth|kernelbench|all] [pytest args; default: tests]
 #
 #   tests        every gpu-marked test, GPU_WORKERS (default 3) pytest workers sharing the GPU
 #                (timed sections never overlap: see src/cuda_agent/sandbox/gpu_lock.py)
 #   bench        env_round (ours vs a CUDA-Agent-style loop), stored-solution runs over the
 #                honest fixtures with their reports, service throughput (BENCH_STEPS picks:
 #                "env_round stored service" by default)
+#   synth        synthesis throughput: 300 candidates through every stage, 14 workers, cut at
+#                255 s (setup included) with partial results kept
 #   kernelbench  eager/torch.compile baselines and the null-kernel audit of all 250 problems
 #                (resumable: put an earlier kernelbench_baselines.jsonl in $RESUME_DIR)
 #
@@ -73,6 +75,13 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
       --solutions tests/fixtures/solutions --repeat "${SERVICE_REPEAT:-1}" \
       --out "$OUT/service_throughput.jsonl" 2>&1 | tee "$OUT/service.log" || status=1
   fi
+fi
+
+if [ "$what" = synth ] || [ "$what" = all ]; then
+  python3 benchmarks/synth_throughput.py --device cuda --workers "${SYNTH_WORKERS:-14}" \
+    --candidates 300 --time-limit-s "${SYNTH_LIMIT_S:-255}" --out "$OUT/synth" \
+    --kernelbench "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" 2>&1 \
+    | grep -v '^\[transformers\]' | tee "$OUT/synth.log" || status=1
 fi
 
 if [ "$what" = kernelbench ] || [ "$what" = all ]; then

@@ -80,3 +80,36 @@ def test_sizes_follow_the_device_profile(composed, catalog, synth_cache):
     assert all(r["est_ms"] <= PROFILES["cpu"].target_ms[1] * 4 for r in cpu)
     numel = lambda recs: sum(math.prod(r["primary_shape"]) for r in recs)  # noqa: E731
     assert numel(gpu) / len(gpu) > 8 * numel(cpu) / len(cpu)
+
+
+def test_step_by_step_shapes_agree_with_the_whole_program(catalog, synth_cache):
+    """The composer infers each step's shape by running that step alone on the previous step's
+    meta output; the whole rendered program must end in the same rank."""
+    path = synth_cache / "catalog-for-compose.json"
+    path.write_text(catalog.model_dump_json())
+    res = run_isolated(_realize_against_whole, (str(path), range(8)), timeout_s=600)
+    assert res.ok, res.error
+    checked = res.value
+    assert len(checked) >= 8 and all(step == whole for step, whole in checked), checked
+
+
+def _realize_against_whole(catalog_path, ids):
+    from cuda_agent.synth.codegen import render
+    from cuda_agent.synth.compose import compose_record, load_composer
+    from cuda_agent.synth.program import build, load_program, make_inputs, tensors_of
+
+    composer = load_composer(catalog_path, "cuda")
+    realize, checked = composer._realize, []
+
+    def realize_and_check(choices, shape):
+        spec, rank = realize(choices, shape)
+        if rank is not None:
+            loaded = load_program(render(spec), "whole")
+            out = tensors_of(build(loaded, "meta")(*make_inputs(loaded, "meta", 0)))
+            checked.append((rank, out[0].dim() if len(out) == 1 else None))
+        return spec, rank
+
+    composer._realize = realize_and_check
+    for index in ids:
+        compose_record(composer, 0, index)
+    return checked

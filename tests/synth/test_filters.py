@@ -97,3 +97,34 @@ def test_a_timing_stops_early_only_when_the_median_is_decided():
 def test_a_program_far_slower_than_the_window_is_rejected_before_it_is_timed():
     rec = _eager(GOOD, FilterConfig(window_ms=(1e-6, 1e-5), threads=1))
     assert rec["reason"] == "too slow" and "untimed call" in rec["detail"], rec
+
+
+def test_the_gpu_lock_is_shared_for_running_and_exclusive_for_timing(tmp_path):
+    """In a confined child (the lock files lie outside its workdir, so it may only read them)."""
+    lock = tmp_path / "gpu.lock"
+    for path in (lock, tmp_path / "gpu.lock.turnstile"):
+        path.touch()
+    res = run_isolated(_probe_lock, (str(lock),), timeout_s=120)
+    assert res.ok, res.error
+    assert res.value == {"shared": (True, False), "exclusive": (False, False)}
+
+
+def _probe_lock(lock: str) -> dict:
+    """While holding the lock each way: could another holder take it shared, exclusively?"""
+    import fcntl
+
+    from cuda_agent.synth.filters import _gpu
+
+    def can(fh, mode) -> bool:
+        try:
+            fcntl.flock(fh, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        return True
+
+    seen = {}
+    for name, exclusive in (("shared", False), ("exclusive", True)):
+        with _gpu(FilterConfig(device="cuda", gpu_lock=lock), exclusive), open(lock, "rb") as fh:
+            seen[name] = (can(fh, fcntl.LOCK_SH), can(fh, fcntl.LOCK_EX))
+    return seen

@@ -43,7 +43,8 @@ def gpu_lock(device: torch.device, exclusive: bool):
 
 @contextmanager
 def rw_lock(path: Path, exclusive: bool) -> Iterator[float]:
-    """A reader-writer lock between processes on `path` (and `path`.turnstile).
+    """A reader-writer lock between processes on `path` (and `path`.turnstile; both are created
+    when missing, which a confined process cannot do: create them before confining it).
 
     Inside a section of the same or a stronger mode it is a no-op; asking for exclusive inside
     shared is a programming error (it would wait on itself)."""
@@ -54,7 +55,12 @@ def rw_lock(path: Path, exclusive: bool) -> Iterator[float]:
     if held == "shared":
         raise RuntimeError("exclusive GPU lock requested inside a shared section")
     start = time.perf_counter()
-    with open(path.with_suffix(".turnstile"), "a") as gate, open(path, "a") as lock:
+    turnstile = path.with_name(path.name + ".turnstile")
+    for file in (path, turnstile):
+        if not file.exists():
+            file.touch(exist_ok=True)
+    # read-only: a confined child (Landlock: writes only in its folder) may take the lock too
+    with open(turnstile, "rb") as gate, open(path, "rb") as lock:
         fcntl.flock(gate, fcntl.LOCK_EX)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
-from cuda_agent.sandbox import run_isolated
+from cuda_agent.sandbox import IsolatedResult, run_isolated
 from cuda_agent.synth.filters import FilterConfig
 
 FRONT = "front"  # compose where there is no code yet, then the eager filters and the labels
@@ -93,9 +93,12 @@ def run_batch(job: BatchJob) -> BatchResult:
         filters = replace(filters, gpu_lock=str(lock))
     start = time.monotonic()
     try:
-        res = run_isolated(work_batch, (replace(job, filters=filters), str(results),
-                                        str(watchdog)), timeout_s=job.timeout_s,
-                           memory_mb=memory_mb(filters.device), cwd=workdir)  # fmt: skip
+        try:
+            res = run_isolated(work_batch, (replace(job, filters=filters), str(results),
+                                            str(watchdog)), timeout_s=job.timeout_s,
+                               memory_mb=memory_mb(filters.device), cwd=workdir)  # fmt: skip
+        except OSError as err:  # the child could not be started (no memory, no processes left)
+            res = IsolatedResult(False, error=f"{type(err).__name__}: {err}")
         lines = _read_lines(results)
         fired = watchdog.is_file() and "Timeout" in watchdog.read_text(errors="replace")
     finally:

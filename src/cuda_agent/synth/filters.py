@@ -16,15 +16,16 @@ slow program cannot hold the GPU for long.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import statistics
 import time
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
+from cuda_agent.sandbox import rw_lock
 from cuda_agent.synth.program import build, load_program, make_inputs, seed_all, tensors_of
 
 
@@ -58,23 +59,31 @@ class Rejection(Exception):
 
 
 def eager_check(code: str, cfg: FilterConfig) -> dict:
-    """The cheap filters and the labels; a dict with `ok`, `stage` and `reason` on rejection."""
+    """The cheap filters and the labels; a dict with `ok`, `stage` and `reason` on rejection.
+
+    The GPU lock is taken shared per call, not for the whole check, so a timing waits for one
+    call of another program at most."""
     _setup(cfg)
+    lo, hi = cfg.window_ms
     try:
         loaded = load_program(code, "eager")
         with _gpu(cfg, exclusive=False):
             model = build(loaded, cfg.device, cfg.seed)
             first = make_inputs(loaded, cfg.device, cfg.seed + 1)
             second = make_inputs(loaded, cfg.device, cfg.seed + 2)
-            with torch.no_grad():
-                out_a, _ = _run(model, first, 101, cfg.device)
-                out_a2, ms_a2 = _run(model, first, 202, cfg.device)
-                out_b, ms_b = _run(model, second, 303, cfg.device)
-            _check_outputs(out_a, out_a2, out_b, cfg)
-        lo, hi = cfg.window_ms
-        if min(ms_a2, ms_b) > cfg.slow_untimed * hi:
-            raise Rejection("too slow", f"one untimed call took {min(ms_a2, ms_b):.0f} ms, more "
-                            f"than {cfg.slow_untimed:g}x the window [{lo}, {hi}] ms")  # fmt: skip
+        outs, untimed = [], []
+        for inputs, seed in ((first, 101), (first, 202), (second, 303)):
+            with _gpu(cfg, exclusive=False), torch.no_grad():
+                out, ms = _run(model, inputs, seed, cfg.device)
+            outs.append(out)
+            untimed.append(ms)
+            # the first call pays one-time set-up (cuBLAS, cuDNN, kernels loaded): twice the bound
+            bound = cfg.slow_untimed * hi * (2 if len(untimed) == 1 else 1)
+            if min(untimed) > bound:
+                raise Rejection("too slow", f"an untimed call took {min(untimed):.0f} ms, more "
+                                f"than {bound / hi:g}x the window [{lo}, {hi}] ms")  # fmt: skip
+        with _gpu(cfg, exclusive=False):
+            _check_outputs(*outs, cfg)
         eager_ms = _time(model, first, cfg, window=cfg.window_ms)
         if not lo <= eager_ms <= hi:
             reason = "too fast" if eager_ms < lo else "too slow"
@@ -86,10 +95,9 @@ def eager_check(code: str, cfg: FilterConfig) -> dict:
     record = {
         "eager_ms": eager_ms,
         "input_shapes": [list(t.shape) for t in first if isinstance(t, torch.Tensor)],
-        "output_shapes": [list(t.shape) for t in out_a],
+        "output_shapes": [list(t.shape) for t in outs[0]],
     }
-    with _gpu(cfg, exclusive=False):
-        return {**record, **_labels(code, loaded, model, first, cfg)}
+    return {**record, **_labels(code, loaded, model, first, cfg)}
 
 
 def _labels(code: str, loaded, model, inputs, cfg: FilterConfig) -> dict:
@@ -97,9 +105,11 @@ def _labels(code: str, loaded, model, inputs, cfg: FilterConfig) -> dict:
     from cuda_agent.synth.verify import count_label_calls
 
     try:
-        traced = trace_forward(model, inputs, loaded.filename)
+        with _gpu(cfg, exclusive=False):
+            traced = trace_forward(model, inputs, loaded.filename)
         labels = list(traced.labels)
-        counts = count_label_calls(code, labels, cfg.device)
+        with _gpu(cfg, exclusive=False):
+            counts = count_label_calls(code, labels, cfg.device)
     except Exception as err:
         return {"ok": False, "stage": "labels", "reason": "trace failed", "detail": _describe(err)}
     unverified = [label for label, n in counts.items() if n == 0]
@@ -258,23 +268,13 @@ def _event_ms(model, inputs) -> float:
 
 @contextlib.contextmanager
 def _gpu(cfg: FilterConfig, exclusive: bool):
-    """The shared GPU's reader-writer lock: exclusive for timing, shared for other GPU work.
-    A waiting timer goes through the turnstile first, so new shared holders queue behind it
-    and timers are never starved. Files are opened read-only (the child may write only its
-    workdir); flock works on them all the same."""
+    """The shared GPU's reader-writer lock (the sandbox's): exclusive for timing, shared for
+    other GPU work, a waiting timer ahead of new shared holders."""
     if cfg.gpu_lock is None or not cfg.device.startswith("cuda"):
         yield
         return
-    with open(f"{cfg.gpu_lock}.turnstile", "rb") as gate, open(cfg.gpu_lock, "rb") as lock:
-        fcntl.flock(gate, fcntl.LOCK_EX)
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        finally:
-            fcntl.flock(gate, fcntl.LOCK_UN)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    with rw_lock(Path(cfg.gpu_lock), exclusive):
+        yield
 
 
 def _describe(err: BaseException) -> str:

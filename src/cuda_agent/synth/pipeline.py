@@ -182,7 +182,7 @@ class Pipeline:
             atol=cfg.atol,
             rtol=cfg.rtol,
             threads=max(1, (os.cpu_count() or 1) // workers),
-            memory_fraction=min(0.9, 0.95 / workers) if cuda and workers > 1 else None,
+            memory_fraction=0.9 / workers if cuda and workers > 1 else None,
             compile_threads=1 if workers > 1 else None,
             compile_backend=cfg.compile_backend,
             seed=cfg.seed,

@@ -78,7 +78,9 @@ def write_report(out: Path, summary: dict, seconds: dict[str, float], notes: lis
                                                   "notes": notes}, indent=2) + "\n")  # fmt: skip
     lines = ["# Synthesis run", "", f"{summary['candidates']} candidates, "
              f"{summary['exported']} tasks exported.", ""]  # fmt: skip
-    lines += ["## Funnel", "", "| stage | in | passed | rejected (why) | seconds |",
+    lines += ["## Funnel", "", f"Wall time {seconds.get('run', 0.0):.0f} s (setup "
+              f"{seconds.get('setup', 0.0):.0f} s); worker-s: the children's time per stage.", "",
+              "| stage | in | passed | rejected (why) | worker-s |",
               "| --- | ---: | ---: | --- | ---: |"]  # fmt: skip
     for f in summary["funnel"]:
         why = ", ".join(f"{k}: {v}" for k, v in f["rejected"].items()) or "—"

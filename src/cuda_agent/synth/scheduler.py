@@ -27,7 +27,7 @@ from cuda_agent.synth.filters import FilterConfig
 from cuda_agent.synth.journal import Journal
 
 FRONT_BATCH = 6  # candidates per front child, at most
-COMPILE_BATCH = 3
+COMPILE_BATCH = 5  # the first torch.compile in a process pays most of its set-up
 _EAGER_FIELDS = ("eager_ms", "input_shapes", "output_shapes", "seconds")
 _LABEL_FIELDS = ("ops", "signature", "aten", "label_counts")
 
