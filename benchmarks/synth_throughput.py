@@ -28,10 +28,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from cuda_agent.synth import Pipeline, SynthConfig, default_cache_dir
+from cuda_agent.synth import STAGES, Pipeline, SynthConfig, default_cache_dir, open_journals
 
 TARGET = 6000
-STAGES = ("compose", "eager", "labels", "dedup", "decontam", "compile")
 
 
 def main() -> None:
@@ -171,18 +170,7 @@ def markdown(r: dict) -> str:
 
 def partial(run_dir: Path, start: float | None) -> dict:
     """What the journals say so far: per stage in/passed/rejected, accepted, verdicts, elapsed."""
-    journal = run_dir / "journal"
-    records: dict[str, dict[int, dict]] = {}
-    for stage in STAGES:
-        records[stage] = {}
-        path = journal / f"{stage}.jsonl"
-        if path.is_file():
-            for line in path.read_text().splitlines():
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                records[stage][rec["id"]] = rec
+    records = {stage: j.records for stage, j in open_journals(run_dir).items()}
     funnel = []
     final: set[int] = set()
     for stage in STAGES:

@@ -6,11 +6,13 @@ from cuda_agent.synth.catalog import Catalog, OpEntry, catalog_rows, load_catalo
 from cuda_agent.synth.config import SynthConfig, default_cache_dir, kernelbench_path
 from cuda_agent.synth.export import DATA_SOURCE
 from cuda_agent.synth.filters import FilterConfig, compile_check, eager_check
+from cuda_agent.synth.journal import STAGES, open_journals
 from cuda_agent.synth.llm import ChatModel, OpenAIChat, llm_compose
 from cuda_agent.synth.pipeline import NoProgress, Pipeline, Progress, RunResult
 
 __all__ = [
     "DATA_SOURCE",
+    "STAGES",
     "Catalog",
     "ChatModel",
     "FilterConfig",
@@ -28,4 +30,5 @@ __all__ = [
     "kernelbench_path",
     "llm_compose",
     "load_catalog",
+    "open_journals",
 ]
