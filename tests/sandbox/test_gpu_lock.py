@@ -3,6 +3,7 @@ and a waiting timer goes before shared holders that arrive after it."""
 
 from __future__ import annotations
 
+import fcntl
 import multiprocessing as mp
 import time
 from pathlib import Path
@@ -42,6 +43,20 @@ def _wait_for(log: Path, line: str) -> None:
         time.sleep(0.02)
 
 
+def _wait_until_gate_taken(lock: Path) -> None:
+    """Until someone holds the turnstile: an exclusive request waiting behind a shared holder."""
+    deadline = time.monotonic() + 30
+    with open(lock.with_name(lock.name + ".turnstile"), "rb") as gate:
+        while True:
+            try:
+                fcntl.flock(gate, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return
+            fcntl.flock(gate, fcntl.LOCK_UN)
+            assert time.monotonic() < deadline, "the timer never queued"
+            time.sleep(0.02)
+
+
 def test_shared_holders_overlap(tmp_path):
     lock, log = tmp_path / "gpu.lock", tmp_path / "log"
     release = CTX.Event()
@@ -61,7 +76,7 @@ def test_exclusive_waits_for_shared_and_goes_before_later_shared(tmp_path):
     reader = _start(lock, False, "reader", log, first_release)
     _wait_for(log, "reader in")
     timer = _start(lock, True, "timer", log, timer_release)
-    time.sleep(0.5)  # the timer is now queued behind the reader
+    _wait_until_gate_taken(lock)  # the timer is now queued behind the reader
     late = _start(lock, False, "late", log, late_release)
     time.sleep(0.5)
     assert _lines(log) == ["reader in"], "nobody may join while a timer waits"
