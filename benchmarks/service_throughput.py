@@ -91,8 +91,11 @@ def main() -> None:
         failed = [
             t.name for t, r in warm.baselines([t for t, _ in pairs]) if isinstance(r, Exception)
         ]
+    print(f"baselines of {len(pairs)} tasks ready ({len(failed)} failed)", flush=True)
     loop_wall, loop_verdicts = loop_side(pairs, args.repeat)
+    print(f"one-process loop: {len(loop_verdicts)} evaluations in {loop_wall:.1f} s", flush=True)
     service_wall, service_verdicts, service_gpus = service_side(pairs, args.repeat, config)
+    print(f"service: {len(service_verdicts)} evaluations in {service_wall:.1f} s", flush=True)
 
     n = len(pairs) * args.repeat
     loop_rate = n / (loop_wall / 3600)

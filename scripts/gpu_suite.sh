@@ -9,7 +9,7 @@
 #                (timed sections never overlap: see src/cuda_agent/sandbox/gpu_lock.py)
 #   bench        env_round (ours vs a CUDA-Agent-style loop), stored-solution runs over the
 #                honest fixtures with their reports, service throughput (BENCH_STEPS picks:
-#                "env_round stored service" by default)
+#                "env_round stored service" by default; "probe" adds benchmarks/_probe_timing.py)
 #   synth        synthesis throughput: 300 candidates through every stage, 14 workers, cut at
 #                255 s (setup included) with partial results kept
 #   kernelbench  eager/torch.compile baselines and the null-kernel audit of all 250 problems
@@ -58,6 +58,10 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
       --case scaled_softmax=tests/fixtures/solutions/scaled_softmax \
       2>&1 | tee "$OUT/env_round.log" || status=1
   fi
+  if [[ $steps == *" probe "* ]]; then  # not in the default steps: a diagnostic
+    python3 benchmarks/_probe_timing.py --out "$OUT/probe_timing.jsonl" 2>&1 \
+      | tee "$OUT/probe_timing.log" || status=1
+  fi
   if [[ $steps == *" stored "* ]]; then
     runs=$(mktemp -d)
     grep -E '"level": 1, "problem_id": (19|23|40|47),|"level": 2, "problem_id": (12|14|18),' \
@@ -85,6 +89,10 @@ if [ "$what" = synth ] || [ "$what" = all ]; then
 fi
 
 if [ "$what" = kernelbench ] || [ "$what" = all ]; then
+  # One inductor compile process per worker: every worker busy compiling then keeps one core,
+  # and the worker that times finds a free core (oversubscribed cores delay its launches and
+  # inflate launch-bound timings: ten workers with two compile processes each did, on the H200).
+  export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-1}
   sweep=$OUT/kernelbench_baselines.jsonl
   [ -n "${RESUME_DIR:-}" ] && cp "$RESUME_DIR/kernelbench_baselines.jsonl" "$sweep" 2>/dev/null
   # Six workers compile side by side and take turns to time; a task that failed there (out of

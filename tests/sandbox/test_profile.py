@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+import torch
+
+from cuda_agent.sandbox import EnvConfig
+from cuda_agent.sandbox import profile as profile_mod
 from cuda_agent.sandbox.profile import cross_check
 from cuda_agent.sandbox.timing import CallTime
 
@@ -59,3 +64,91 @@ def test_times_smaller_than_the_parents_clock_are_not_real():
 def test_jitter_below_the_thresholds_passes():
     checks = cross_check(_calls(0.4, 0.035), _pings(), [0.2] * 12, TRUSTED)
     assert checks.violations() == []
+
+
+# ---- the timing loop itself, with CPU stand-ins for the GPU timer and the candidate process ----
+
+
+class _Ref:
+    """The reference model's surface that profiling uses (x * 2), with a compiled twin."""
+
+    def __init__(self, log):
+        self.log = log
+        self.compiled = object()
+        self.compile_first_call_s = 1.5
+
+    def __call__(self, x):
+        self.log.append("eager")
+        return x * 2
+
+    def run_compiled(self, x):
+        self.log.append("compile")
+        return x * 2
+
+
+class _Cand:
+    """A candidate process that answers `call` with `answer(x)` and reports 0.2 ms per call."""
+
+    def __init__(self, log, answer):
+        self.log, self.answer, self.sets = log, answer, None
+
+    def request(self, cmd, payload=None):
+        if cmd == "store_sets":
+            self.sets = payload
+        return None
+
+    def timed_request(self, cmd, payload=None):
+        if cmd == "ping":
+            return {"output": None, "time": CallTime(0.01, 0.03, 0.06)}, 0.0001
+        self.log.append("candidate")
+        out = self.answer(self.sets[payload["index"]][0])
+        return {"output": out, "time": CallTime(0.2, 0.22, 0.25)}, 0.0003
+
+
+@pytest.fixture
+def cpu_timer(monkeypatch):
+    def timed_call(fn, inputs, flush):
+        return fn(*inputs), CallTime(1.0, 1.02, 1.05)
+
+    monkeypatch.setattr(profile_mod, "timed_call", timed_call)
+    monkeypatch.setattr(profile_mod, "L2Flusher", lambda device: None)
+    monkeypatch.setattr(profile_mod, "synchronize", lambda: None)
+
+
+def _profile(log, cand, timed_calls=8):
+    draws = iter(range(1000))
+    draw = lambda: [torch.full((4,), float(next(draws)))]  # noqa: E731
+    config = EnvConfig(timed_calls=timed_calls, warmup_calls=1)
+    return profile_mod._timed(cand, _Ref(log), draw, draw(), [], [], 0, config, None, "cpu")
+
+
+def test_baselines_and_candidate_are_timed_interleaved_in_a_varying_order(cpu_timer):
+    log = []
+    result = _profile(log, _Cand(log, lambda x: x * 2), timed_calls=12)
+    assert result.failure is None and result.timed_calls == 12
+    # after sizing an output (one eager call), the expected outputs (12 untimed eager calls) and
+    # the warm-up (eager and compile once each; the candidate warms up in its own process),
+    # every input set gets one call of each side
+    turns = log[1 + 12 + 2 :]
+    rounds = [tuple(turns[i : i + 3]) for i in range(0, len(turns), 3)]
+    assert len(rounds) == 12
+    assert all(sorted(r) == ["candidate", "compile", "eager"] for r in rounds)
+    assert len(set(rounds)) > 1  # the order is drawn afresh (all 12 alike: odds 6^-11)
+    assert result.eager_ms == 1.0 and result.compile_ms == 1.0 and result.candidate_ms == 0.2
+    assert result.timing_checks["host_preemptions"] >= 0
+
+
+def test_a_wrong_timed_output_stops_the_run_with_a_mismatch(cpu_timer):
+    log = []
+    result = _profile(log, _Cand(log, lambda x: x * 2 + (x >= 5).float()))
+    assert result.failure["status"].value == "mismatch"
+    assert "timed call" in result.failure["message"]
+    assert log.count("candidate") < 8  # stopped at the first wrong set, not timed to the end
+
+
+def test_baselines_alone_time_eager_and_compile_only(cpu_timer):
+    log = []
+    result = _profile(log, None, timed_calls=6)
+    assert result.failure is None and result.candidate_ms is None
+    turns = log[1 + 2 :]  # after sizing an output and the warm-up
+    assert sorted(turns) == ["compile"] * 6 + ["eager"] * 6

@@ -23,6 +23,9 @@ class BaselineRecord(BaseModel):
     compile_first_call_s: float
     timed_calls: int
     date: str
+    # the timing thread's involuntary context switches during the timed calls: a loaded host
+    # (None: timed before this was recorded)
+    host_preemptions: int | None = None
 
     @staticmethod
     def now() -> str:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from cuda_agent.sandbox.child import candidate_main
@@ -95,30 +96,46 @@ class CandidateProcess:
 
 
 class SpareCandidate:
-    """One candidate process started ahead of need.
+    """Candidate processes started ahead of need, `depth` of them.
 
-    Starting one costs seconds (CUDA context, the profiler's CUPTI start-up); started while the
-    extension builds, or while the caller thinks between rounds, a round does not wait for it.
+    Starting one costs seconds (a CUDA context, the profiler's CUPTI start-up: 4–9 s measured on
+    the H200), more than a round that edits one kernel takes to build (about 2 s). One spare
+    started at the end of a round is ready by the next only when the caller thinks between
+    rounds; with two, back-to-back rounds each take a process that has had two rounds to start.
     """
 
-    def __init__(self, make: Callable[[], CandidateProcess]):
+    def __init__(self, make: Callable[[], CandidateProcess], depth: int = 2):
         self._make = make
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cuda-agent-spare")
-        self._next: Future | None = None
+        self._depth = max(1, depth)
+        self._executor = ThreadPoolExecutor(
+            max_workers=self._depth, thread_name_prefix="cuda-agent-spare"
+        )
+        self._ready: deque[Future] = deque()
 
     def prepare(self) -> None:
-        if self._next is None:
-            self._next = self._executor.submit(self._make)
+        """Top up to `depth` processes starting. When more than one is missing (the first
+        round), the others start only after the first is up: starts side by side would slow
+        the one the round waits for."""
+        first = None
+        while len(self._ready) < self._depth:
+            future = self._executor.submit(self._start_after, first)
+            first = first or future
+            self._ready.append(future)
+
+    def _start_after(self, first: Future | None) -> CandidateProcess:
+        if first is not None:
+            wait([first])
+        return self._make()
 
     def take(self) -> CandidateProcess:
-        """The prepared process (started now if none was); raises CandidateFailure."""
-        self.prepare()
-        future, self._next = self._next, None
-        return future.result()
+        """The oldest prepared process (started now if none was); raises CandidateFailure."""
+        if not self._ready:
+            self._ready.append(self._executor.submit(self._make))
+        return self._ready.popleft().result()
 
     def close(self) -> None:
-        future, self._next = self._next, None
-        if future is not None:
+        futures, self._ready = list(self._ready), deque()
+        for future in futures:
             try:
                 discard(future.result(timeout=120))
             except Exception:  # a spare that failed to start has nothing left to close

@@ -28,4 +28,5 @@ class EnvConfig:
     build_timeout_s: float = 300.0
     child_timeout_s: float = 120.0  # per step of the candidate process (load, verify, time)
     child_memory_mb: int = 32 * 1024  # host memory of the candidate process
+    spare_processes: int = 2  # candidate processes started ahead of the rounds that need them
     build_jobs: int | None = None

@@ -58,7 +58,11 @@ class Environment:
         self._ctx = forkserver_context() if self.has_gpu else None
         self._device = torch.device("cuda", self.config.device_index) if self.has_gpu else None
         self.gpu_name = torch.cuda.get_device_name(self._device) if self.has_gpu else None
-        self._spare = SpareCandidate(self._new_candidate) if self.has_gpu else None
+        self._spare = (
+            SpareCandidate(self._new_candidate, self.config.spare_processes)
+            if self.has_gpu
+            else None
+        )
         self._mem_pool = None  # see _pool
 
     def __enter__(self) -> Environment:
@@ -415,6 +419,7 @@ class Environment:
                 compile_first_call_s=r.compile_first_call_s,
                 timed_calls=r.timed_calls,
                 date=BaselineRecord.now(),
+                host_preemptions=r.host_preemptions,
             )
             save_json(path, record)
         return record

@@ -6,20 +6,27 @@ reports are cross-checked: against the event recorded after a device-wide synchr
 on other streams), against the host clock around the call, and against the parent's own wall
 clock for the round trip, each beside a no-op call made next to it by the harness itself.
 Baselines are timed the way the candidate is: fresh sets, L2 flushed, each output released before
-the next call.
+the next call; and interleaved with it, set by set, so that what drifts during a run (the GPU's
+clocks, the host's load) moves every side alike instead of the speed-ups.
 """
 
 from __future__ import annotations
 
 import random
+import resource
 import statistics
 from dataclasses import dataclass
 
 from cuda_agent.sandbox.compare import compare
 from cuda_agent.sandbox.gpu_lock import gpu_lock
 from cuda_agent.sandbox.inputs import nbytes
-from cuda_agent.sandbox.reference import time_calls
-from cuda_agent.sandbox.timing import CallTime, L2Flusher, median_and_spread
+from cuda_agent.sandbox.timing import (
+    CallTime,
+    L2Flusher,
+    median_and_spread,
+    synchronize,
+    timed_call,
+)
 from cuda_agent.sandbox.verdict import Status
 
 _coin = random.SystemRandom()
@@ -39,6 +46,7 @@ class ProfileResult:
     max_abs_error: float | None = None
     timing_checks: dict[str, float] | None = None  # the cross-checks' figures (see TimingChecks)
     lock_wait_s: float = 0.0  # waiting for another process's timing on the same GPU
+    host_preemptions: int = 0  # times the host took the CPU from the timing thread
     failure: dict | None = None  # verdict fields when the candidate failed during timing
 
 
@@ -63,30 +71,104 @@ def _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device
     sets = [draw() for _ in range(distinct)]
     warm = (vsets or [example])[: config.warmup_calls]
     flush = L2Flusher(device)
-    eager_outs = [ref(*inputs) for inputs in sets] if cand is not None else []  # for comparing
-    eager_t = time_calls(ref, sets, warm, flush)
-    eager_ms, eager_spread = median_and_spread([t.stream_ms for t in eager_t])
-    if ref.compiled is not None:
-        compile_t = time_calls(ref.run_compiled, sets, warm, flush)
-        compile_ms, compile_spread = median_and_spread([t.stream_ms for t in compile_t])
+    compiled = ref.compiled is not None
+    sides = {"eager": _Trusted(ref, sets, flush)}
+    if compiled:
+        sides["compile"] = _Trusted(ref.run_compiled, sets, flush)
+    if cand is not None:
+        expected = [ref(*inputs) for inputs in sets]  # untimed, for comparing
+        sides["candidate"] = _Candidate(cand, sets, expected, poison, config)
+    for side in sides.values():
+        side.warm_up(warm)
+    preempted = _preemptions()
+    failure = None
+    for i in range(n):
+        # Interleaved, in an order drawn afresh for each input set: a drift of the GPU's clocks
+        # or of the host's load during the run falls on every side alike, and the speed-ups
+        # (ratios of medians) do not move with it as they would between timed blocks.
+        for name in _coin.sample(list(sides), len(sides)):
+            failure = sides[name].call(i, i % distinct, n)
+            if failure is not None:
+                break
+        if failure is not None:
+            break
+    preempted = _preemptions() - preempted
+    eager_ms, eager_spread = median_and_spread(sides["eager"].stream_ms())
+    if compiled:
+        compile_ms, compile_spread = median_and_spread(sides["compile"].stream_ms())
         first_call = ref.compile_first_call_s
     else:
         compile_ms, compile_spread = cached.compile_ms, cached.compile_spread
         first_call = cached.compile_first_call_s
     result = ProfileResult(
-        eager_ms, eager_spread, compile_ms, compile_spread, first_call, n, distinct_sets=distinct
-    )
+        eager_ms, eager_spread, compile_ms, compile_spread, first_call, n, distinct_sets=distinct,
+        host_preemptions=preempted,
+    )  # fmt: skip
     if cand is None:
         return result
+    if failure is not None:
+        result.failure = failure
+        return result
+    side = sides["candidate"]
+    result.candidate_ms, result.candidate_spread = median_and_spread(side.stream_ms())
+    result.max_abs_error = side.worst
+    checks = cross_check(side.times, side.pings, side.unreported, sides["eager"].times)
+    result.timing_checks = {**checks.figures(), "host_preemptions": float(preempted)}
+    violations = checks.violations()
+    if violations:
+        result.failure = {
+            "status": Status.VIOLATION,
+            "violations": violations,
+            "timing_checks": result.timing_checks,
+            "message": "the timing cross-checks failed: " + "; ".join(violations),
+        }
+    return result
 
-    cand.request("store_sets", sets)
-    cand.request("warmup", warm)
-    times: list[CallTime] = []
-    pings: list[CallTime] = []
-    unreported: list[float] = []  # per call: round trip beyond the reported time, less a ping's
-    worst = 0.0
-    for i in range(n):
-        index = i % distinct
+
+class _Trusted:
+    """Eager or torch.compile in this process: one timed call per turn.
+
+    Each output is dropped before the next call, so every call allocates from the allocator's
+    cache, as the candidate's calls do: outputs kept alive across calls would make each call
+    cudaMalloc a fresh output inside its timed region (measured on the H200: torch.compile's
+    0.35 ms elementwise graph timed at 0.49 ms that way)."""
+
+    def __init__(self, fn, sets: list, flush: L2Flusher):
+        self.fn, self.sets, self.flush = fn, sets, flush
+        self.times: list[CallTime] = []
+
+    def warm_up(self, warm: list) -> None:
+        for inputs in warm:
+            self.fn(*inputs)
+        synchronize()
+
+    def call(self, i: int, index: int, n: int) -> None:
+        out, t = timed_call(self.fn, self.sets[index], self.flush)
+        del out
+        self.times.append(t)
+
+    def stream_ms(self) -> list[float]:
+        return [t.stream_ms for t in self.times]
+
+
+class _Candidate:
+    """The candidate's process: one timed call per turn, each beside a no-op ping, its output
+    checked against the eager output of the same input set."""
+
+    def __init__(self, cand, sets: list, expected: list, poison: int, config):
+        self.cand, self.expected, self.poison, self.config = cand, expected, poison, config
+        self.times: list[CallTime] = []
+        self.pings: list[CallTime] = []
+        self.unreported: list[float] = []  # per call: round trip beyond reported, less a ping's
+        self.worst = 0.0
+        cand.request("store_sets", sets)
+
+    def warm_up(self, warm: list) -> None:
+        self.cand.request("warmup", warm)
+
+    def call(self, i: int, index: int, n: int) -> dict | None:
+        """None, or the failure's verdict fields."""
+        cand, poison = self.cand, self.poison
         # A ping (the same request with the harness's own no-op as forward) next to every call,
         # in an order the candidate cannot predict: the pair's difference cancels pipe, pickling,
         # allocator and host-scheduling costs as they are at that moment (other processes load
@@ -97,35 +179,33 @@ def _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device
         reply, wall = cand.timed_request("call", {"index": index, "poison_bytes": poison})
         if not ping_first:
             ping = cand.timed_request("ping", poison)
-        check = compare(eager_outs[index], reply["output"], config.atol, config.rtol)
+        check = compare(self.expected[index], reply["output"], self.config.atol, self.config.rtol)
         if not check.ok:
-            result.failure = {
+            return {
                 "status": Status.MISMATCH,
                 "max_abs_error": check.max_abs_error,
                 "message": f"timed call {i + 1} of {n} (a fresh input set): {check.reason}",
             }
-            return result
-        worst = max(worst, check.max_abs_error or 0.0)
-        times.append(reply["time"])
+        self.worst = max(self.worst, check.max_abs_error or 0.0)
+        self.times.append(reply["time"])
         ping_time, ping_wall = ping[0]["time"], ping[1]
-        pings.append(ping_time)
-        unreported.append(
+        self.pings.append(ping_time)
+        self.unreported.append(
             (wall * 1e3 - reply["time"].host_ms) - (ping_wall * 1e3 - ping_time.host_ms)
         )
-        del reply, ping
-    result.candidate_ms, result.candidate_spread = median_and_spread([t.stream_ms for t in times])
-    result.max_abs_error = worst
-    checks = cross_check(times, pings, unreported, eager_t)
-    result.timing_checks = checks.figures()
-    violations = checks.violations()
-    if violations:
-        result.failure = {
-            "status": Status.VIOLATION,
-            "violations": violations,
-            "timing_checks": result.timing_checks,
-            "message": "the timing cross-checks failed: " + "; ".join(violations),
-        }
-    return result
+        return None
+
+    def stream_ms(self) -> list[float]:
+        return [t.stream_ms for t in self.times]
+
+
+def _preemptions() -> int:
+    """Involuntary context switches of this thread so far: how often the host took the CPU
+    from the timing thread (on a loaded host, launches wait and launch-bound times inflate)."""
+    try:
+        return resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw
+    except (AttributeError, OSError):  # RUSAGE_THREAD is Linux-only
+        return 0
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ import time
 import torch
 
 from cuda_agent.sandbox.inputs import init_inputs, load_program, secret_seed
-from cuda_agent.sandbox.timing import CallTime, L2Flusher, timed_call
 from cuda_agent.task import Task
 
 
@@ -46,21 +45,3 @@ class Reference:
     def state_for_candidate(self) -> dict:
         """A copy of the state_dict for the candidate (parameters and buffers, detached)."""
         return {k: v.detach().clone() for k, v in self.model.state_dict().items()}
-
-
-def time_calls(fn, sets: list, warmup: list, flush: L2Flusher) -> list[CallTime]:
-    """Warm up, then one timed call per input set.
-
-    Each output is dropped before the next call, so every call allocates from the allocator's
-    cache, as the candidate's calls do: outputs kept alive across calls would make each call
-    cudaMalloc a fresh output inside its timed region (measured on the H200: torch.compile's
-    0.35 ms elementwise graph timed at 0.49 ms that way)."""
-    for inputs in warmup:
-        fn(*inputs)
-    torch.cuda.synchronize()
-    times = []
-    for inputs in sets:
-        out, t = timed_call(fn, inputs, flush)
-        del out
-        times.append(t)
-    return times
