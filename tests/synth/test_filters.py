@@ -4,8 +4,11 @@ import random
 import statistics
 
 import pytest
+import torch
+from torch.profiler import ProfilerActivity, profile
 
 from cuda_agent.sandbox import run_isolated
+from cuda_agent.synth import filters
 from cuda_agent.synth.batch import COMPILE, BatchJob, Item, run_batch
 from cuda_agent.synth.filters import FilterConfig, compile_check, eager_check, outside_for_sure
 from tests.synth.programs import (
@@ -16,6 +19,7 @@ from tests.synth.programs import (
     INDISTINGUISHABLE,
     NONFINITE,
     STOCHASTIC,
+    program,
 )
 
 WIDE = FilterConfig(window_ms=(0.0, 1e6), threads=1)
@@ -128,3 +132,149 @@ def _probe_lock(lock: str) -> dict:
         with _gpu(FilterConfig(device="cuda", gpu_lock=lock), exclusive), open(lock, "rb") as fh:
             seen[name] = (can(fh, fcntl.LOCK_SH), can(fh, fcntl.LOCK_EX))
     return seen
+
+
+def _relaid(t: torch.Tensor, how: str) -> torch.Tensor:
+    """`t`'s values in another memory layout: as is, permuted (flattening it copies), or a slice
+    of a larger tensor (gaps between its elements)."""
+    if how == "permuted" and t.dim() >= 2:
+        return t.transpose(0, -1).contiguous().transpose(0, -1)
+    if how == "sliced" and t.dim() >= 1:
+        wide = torch.zeros((*t.shape[:-1], 2 * t.shape[-1]), dtype=t.dtype)
+        wide[..., ::2] = t
+        return wide[..., ::2]
+    return t
+
+
+_SHAPES = [(), (0,), (1,), (7,), (8,), (15,), (3, 5), (6, 0, 2), (2, 3, 4), (5, 7), (2, 1, 9, 2)]
+
+
+def _pairs(seed: int, rtol: float, atol: float):
+    """(x, y) pairs of random shapes, dtypes and layouts: y within tolerance of x but for a few
+    values just inside or past its edge, far off, zero, NaN or Inf (in either tensor)."""
+    gen = torch.Generator().manual_seed(seed)
+    rng = random.Random(seed)
+    for _ in range(300):
+        shape = rng.choice(_SHAPES)
+        dtype = rng.choice([torch.float32, torch.float64, torch.float16, torch.int64, torch.bool])
+        x = torch.randn(shape, generator=gen, dtype=torch.float64)
+        x *= 10.0 ** torch.randint(-8, 9, shape, generator=gen)  # mixed magnitudes
+        y = x * (1 + rtol * (torch.rand(shape, generator=gen, dtype=torch.float64) - 0.5))
+        for _ in range(rng.choice([0, 0, 1, 2, 5])) if x.numel() else ():
+            i, which = rng.randrange(x.numel()), rng.choice([x, y])
+            edge = atol + rtol * abs(float(y.view(-1)[i]))
+            which.view(-1)[i] = rng.choice([
+                x.view(-1)[i] + edge * rng.choice([0.99, 1.01]), x.view(-1)[i] * 3 + 1, 0.0,
+                float("nan"), float("inf"), -float("inf"),
+            ])  # fmt: skip
+        if not dtype.is_floating_point:
+            x, y = x.nan_to_num().clamp(-3, 3).round(), y.nan_to_num().clamp(-3, 3).round()
+        x, y = x.to(dtype), y.to(dtype)
+        if rng.random() < 0.2:
+            y = x.clone()
+        layouts = ("as is", "permuted", "sliced")
+        yield _relaid(x, rng.choice(layouts)), _relaid(y, rng.choice(layouts))
+
+
+@pytest.mark.parametrize("chunk", [1, 4, 7])
+def test_chunked_comparisons_equal_the_whole_tensor_ones(monkeypatch, chunk):
+    """The filters' comparisons give what torch's whole-tensor ones give on float64 copies."""
+    monkeypatch.setattr(filters, "_CHUNK", chunk)
+    rtol, atol = 1e-2, 1e-3
+    seen = set()
+    for x, y in _pairs(chunk, rtol, atol):
+        close = torch.allclose(x.double(), y.double(), rtol, atol)
+        near_zero = torch.allclose(x.double(), torch.zeros_like(x).double(), rtol, atol)
+        finite = not x.dtype.is_floating_point or bool(torch.isfinite(x).all())
+        assert filters._allclose(x, y, rtol, atol) == close, (x, y)
+        assert filters._near_zero(x, atol) == near_zero, x
+        assert filters._equal(x, y) == torch.equal(x, y), (x, y)
+        assert filters._finite(x) == finite, x
+        seen.add((close, near_zero, torch.equal(x, y), finite))
+    assert {c for c, *_ in seen} == {True, False} and len(seen) >= 6, seen  # both verdicts, each
+    other = torch.zeros(3, 5)
+    assert not filters._allclose(other, other.reshape(5, 3), rtol, atol)  # shapes first
+    assert not filters._equal(other, other.reshape(15))
+
+
+@pytest.mark.parametrize("chunk", [1, 6, 7, 20, 1000])
+def test_a_tensor_is_cut_into_small_pieces_in_order_whatever_its_layout(monkeypatch, chunk):
+    monkeypatch.setattr(filters, "_CHUNK", chunk)
+    base = torch.arange(2 * 3 * 5 * 7).reshape(2, 3, 5, 7)
+    layouts = [base, base.permute(3, 1, 2, 0).contiguous().permute(3, 1, 2, 0), base[:, ::2],
+               base[:1].expand(4, 3, 5, 7), torch.tensor(5), base[:, :0]]  # fmt: skip
+    for t in layouts:
+        pieces = list(filters._pieces(t))
+        assert all(p.numel() <= chunk for p in pieces)
+        assert torch.equal(torch.cat(pieces), t.reshape(-1))
+        same_cuts = filters._pieces(t.contiguous())
+        assert [p.numel() for p in pieces] == [p.numel() for p in same_cuts]
+
+
+def test_each_element_is_compared_across_piece_boundaries(monkeypatch):
+    monkeypatch.setattr(filters, "_CHUNK", 4)
+    x = torch.rand(3, 5, 2).transpose(0, 1)  # a permuted output: its pieces are copies
+    assert filters._allclose(x, x.clone(), 0.0, 0.0) and filters._equal(x, x.clone())
+    for i in range(x.numel()):
+        at = tuple(torch.unravel_index(torch.tensor(i), x.shape))
+        y = x.clone()
+        y[at] = 7.0
+        assert not filters._allclose(x, y, 0.1, 0.1) and not filters._equal(x, y)
+        assert not filters._near_zero(y, 1.0)
+        y[at] = float("nan")
+        assert not filters._finite(y)
+
+
+def _peak_bytes(fn) -> int:
+    """The most CPU memory allocated at once while `fn` runs, beyond what it started with (from
+    the profiler's record of every allocation and free)."""
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
+    live = peak = 0
+    for event in sorted(events, key=lambda e: e.start_ns()):
+        live += event.nbytes()
+        peak = max(peak, live)
+    return peak
+
+
+def test_comparing_large_outputs_needs_memory_for_a_few_pieces_only(monkeypatch):
+    """Each output is 4 MB (8 MB in float64); the comparisons may hold ~50 bytes per element of a
+    piece, never a whole-output copy."""
+    chunk = 1 << 12
+    monkeypatch.setattr(filters, "_CHUNK", chunk)
+    cfg = FilterConfig()
+    a = torch.rand(1024, 1024) * cfg.atol  # near zero, the distinguishing values last: each
+    a[-1, -1] = 1.0  # filter must read everything
+    b = a.clone()
+    b[-1, -1] = 2.0
+    permuted, again = b.t().contiguous().t(), a.clone()
+    for check in (
+        lambda: filters._check_outputs([a], [b], True, cfg),  # passes every filter
+        lambda: filters._check_outputs([a], [permuted], True, cfg),
+        lambda: filters._allclose(a, again, 0.0, 0.0),
+    ):
+        assert _peak_bytes(check) <= 64 * chunk
+    # (the profiler does see whole-output copies)
+    assert _peak_bytes(lambda: torch.allclose(a.double(), b.double())) > 16 * a.numel()
+
+
+def test_eager_check_holds_no_more_than_two_input_and_two_output_sets():
+    """A program whose input and output are each 4 MB: eager_check never holds more than the
+    third call's inputs and output beside the first call's, plus pieces."""
+    size = 1 << 20
+    code = program("return x * 2.0", inputs=f"torch.randn({size})")
+    res = run_isolated(_profiled_eager, (code,), timeout_s=300)
+    assert res.ok, res.error
+    rec, peak = res.value
+    assert rec["ok"], rec
+    assert peak <= 4 * 4 * size + (2 << 20), peak
+
+
+def _profiled_eager(code: str) -> tuple[dict, int]:
+    """In a child: eager_check's record and peak memory, with pieces far smaller than the
+    outputs (at the default size each output would be a single piece)."""
+    filters._CHUNK = 1 << 12
+    out = {}
+    peak = _peak_bytes(lambda: out.update(eager_check(code, WIDE)))
+    return out, peak

@@ -11,6 +11,13 @@ holds it exclusively, so a timing never overlaps another worker's GPU work. A ti
 as its verdict is certain (most of the timed calls outside the window decide the median), and a
 program whose single warm call is far outside the window is rejected before it is timed, so a
 slow program cannot hold the GPU for long.
+
+Outputs can be gigabytes, and a worker sharing the GPU may use only its share of the memory, with
+the inputs and outputs of the calls under comparison already resident. Comparing whole outputs in
+float64 would add several output-sized, doubled temporaries per comparison (enough to run out of
+memory on programs that themselves fit), so every comparison walks its outputs a piece of `_CHUNK`
+elements at a time, promoted to float64 per piece only; and an output is freed as soon as its last
+check is done.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import os
 import statistics
 import time
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +35,10 @@ import torch
 
 from cuda_agent.sandbox import rw_lock
 from cuda_agent.synth.program import build, load_program, make_inputs, seed_all, tensors_of
+
+# elements compared at once: torch.allclose on a piece promoted to float64 holds about 45 bytes of
+# temporaries per element (both operands, the allowed and the actual error, masks), ~0.4 GB here
+_CHUNK = 1 << 23
 
 
 @dataclass(frozen=True)
@@ -71,19 +83,21 @@ def eager_check(code: str, cfg: FilterConfig) -> dict:
             model = build(loaded, cfg.device, cfg.seed)
             first = make_inputs(loaded, cfg.device, cfg.seed + 1)
             second = make_inputs(loaded, cfg.device, cfg.seed + 2)
-        outs, untimed = [], []
-        for inputs, seed in ((first, 101), (first, 202), (second, 303)):
-            with _gpu(cfg, exclusive=False), torch.no_grad():
-                out, ms = _run(model, inputs, seed, cfg.device)
-            outs.append(out)
-            untimed.append(ms)
-            # the first call pays one-time set-up (cuBLAS, cuDNN, kernels loaded): twice the bound
-            bound = cfg.slow_untimed * hi * (2 if len(untimed) == 1 else 1)
-            if min(untimed) > bound:
-                raise Rejection("too slow", f"an untimed call took {min(untimed):.0f} ms, more "
-                                f"than {bound / hi:g}x the window [{lo}, {hi}] ms")  # fmt: skip
+        untimed: list[float] = []
+        a = _untimed_call(model, first, 101, cfg, untimed)
+        again = _untimed_call(model, first, 202, cfg, untimed)
+        with _gpu(cfg, exclusive=False):  # decided now so that `again` is freed before `b` runs
+            tol = cfg.determinism_tol
+            deterministic = len(a) == len(again) and all(
+                _allclose(x, y, tol, tol) for x, y in zip(a, again, strict=True)
+            )
+        del again
+        b = _untimed_call(model, second, 303, cfg, untimed)
+        del second
         with _gpu(cfg, exclusive=False):
-            _check_outputs(*outs, cfg)
+            _check_outputs(a, b, deterministic, cfg)
+        output_shapes = [list(t.shape) for t in a]
+        del a, b  # the timing and the labels run the model again
         eager_ms = _time(model, first, cfg, window=cfg.window_ms)
         if not lo <= eager_ms <= hi:
             reason = "too fast" if eager_ms < lo else "too slow"
@@ -95,7 +109,7 @@ def eager_check(code: str, cfg: FilterConfig) -> dict:
     record = {
         "eager_ms": eager_ms,
         "input_shapes": [list(t.shape) for t in first if isinstance(t, torch.Tensor)],
-        "output_shapes": [list(t.shape) for t in outs[0]],
+        "output_shapes": output_shapes,
     }
     return {**record, **_labels(code, loaded, model, first, cfg)}
 
@@ -154,9 +168,9 @@ def compile_check(code: str, cfg: FilterConfig) -> dict:
         compile_s = time.perf_counter() - start
         with _gpu(cfg, exclusive=False):
             same = len(got) == len(expected) and all(
-                g.shape == e.shape and torch.allclose(g.double(), e.double(), cfg.rtol, cfg.atol)
-                for g, e in zip(got, expected, strict=True)
+                _allclose(g, e, cfg.rtol, cfg.atol) for g, e in zip(got, expected, strict=True)
             )
+        del got, expected  # the timing runs the model again
         if not same:
             raise Rejection("compile differs", "torch.compile's output differs from eager's")
         compile_ms = _time(compiled, inputs, cfg)
@@ -196,25 +210,77 @@ def _run(model, inputs, seed: int, device: str) -> tuple[list[torch.Tensor], flo
     return [t.detach() for t in out], ms
 
 
-def _check_outputs(a: list, a2: list, b: list, cfg: FilterConfig) -> None:
-    for t in (*a, *b):
-        if t.dtype.is_floating_point and not bool(torch.isfinite(t).all()):
-            raise Rejection("nonfinite", "output has NaN or Inf")
-    tol = cfg.determinism_tol
-    if not all(x.shape == y.shape and torch.allclose(x.double(), y.double(), tol, tol)
-               for x, y in zip(a, a2, strict=True)):  # fmt: skip
+def _untimed_call(model, inputs, seed: int, cfg: FilterConfig, untimed: list[float]) -> list:
+    """`_run` under the shared GPU lock, its time appended to `untimed`; too slow when the fastest
+    call so far is far above the window."""
+    with _gpu(cfg, exclusive=False), torch.no_grad():
+        out, ms = _run(model, inputs, seed, cfg.device)
+    untimed.append(ms)
+    lo, hi = cfg.window_ms
+    # the first call pays one-time set-up (cuBLAS, cuDNN, kernels loaded): twice the bound
+    bound = cfg.slow_untimed * hi * (2 if len(untimed) == 1 else 1)
+    if min(untimed) > bound:
+        raise Rejection("too slow", f"an untimed call took {min(untimed):.0f} ms, more "
+                        f"than {bound / hi:g}x the window [{lo}, {hi}] ms")  # fmt: skip
+    return out
+
+
+def _check_outputs(a: list, b: list, deterministic: bool, cfg: FilterConfig) -> None:
+    """The output filters in verdict order, on the outputs `a` and `b` for two input sets;
+    `deterministic`: whether a second call on `a`'s inputs agreed with `a` (its verdict still
+    comes after the nonfinite one)."""
+    if not all(_finite(t) for t in (*a, *b)):
+        raise Rejection("nonfinite", "output has NaN or Inf")
+    if not deterministic:
         raise Rejection("nondeterministic", "same inputs gave different outputs")
-    if all(x.shape == y.shape and torch.equal(x, y) for x, y in zip(a, b, strict=True)):
+    if all(_equal(x, y) for x, y in zip(a, b, strict=True)):
         raise Rejection("constant", "different inputs gave identical outputs")
     for out in (a, b):  # (near-zero outputs would also read as indistinguishable: say why)
-        if all(_close(x, torch.zeros_like(x), cfg) for x in out):
+        if all(_near_zero(x, cfg.atol) for x in out):
             raise Rejection("degenerate", "output is indistinguishable from zeros")
-    if all(_close(x, y, cfg) for x, y in zip(a, b, strict=True)):
+    if all(_allclose(x, y, cfg.rtol, cfg.atol) for x, y in zip(a, b, strict=True)):
         raise Rejection("indistinguishable", "outputs for different inputs agree within tolerance")
 
 
-def _close(x: torch.Tensor, y: torch.Tensor, cfg: FilterConfig) -> bool:
-    return x.shape == y.shape and torch.allclose(x.double(), y.double(), cfg.rtol, cfg.atol)
+def _pieces(t: torch.Tensor) -> Iterator[torch.Tensor]:
+    """`t` flattened, as consecutive pieces of at most `_CHUNK` elements: views where its layout
+    allows, else copies of one piece at a time, never of the whole. Tensors of one shape are cut
+    at the same places, whatever their strides."""
+    if t.numel() <= _CHUNK or t.dim() <= 1:
+        yield from t.reshape(-1).split(_CHUNK)
+        return
+    rows = _CHUNK // t[0].numel()
+    if rows:
+        yield from (p.reshape(-1) for p in t.split(rows))
+    else:
+        for row in t:
+            yield from _pieces(row)
+
+
+def _paired(x: torch.Tensor, y: torch.Tensor) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    return zip(_pieces(x), _pieces(y), strict=True)
+
+
+def _allclose(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float) -> bool:
+    """Same shape and `torch.allclose(x.double(), y.double(), rtol, atol)`: |x - y| <= atol +
+    rtol * |y| everywhere, NaN never close."""
+    return x.shape == y.shape and all(
+        torch.allclose(p.double(), q.double(), rtol, atol) for p, q in _paired(x, y)
+    )
+
+
+def _near_zero(t: torch.Tensor, atol: float) -> bool:
+    """`torch.allclose` to zeros of its shape: |t| <= atol everywhere (the rtol term vanishes)."""
+    return all(bool((p.double().abs() <= atol).all()) for p in _pieces(t))
+
+
+def _equal(x: torch.Tensor, y: torch.Tensor) -> bool:
+    return x.shape == y.shape and all(torch.equal(p, q) for p, q in _paired(x, y))
+
+
+def _finite(t: torch.Tensor) -> bool:
+    """No NaN or Inf (an integer or bool tensor has none)."""
+    return not t.dtype.is_floating_point or all(bool(torch.isfinite(p).all()) for p in _pieces(t))
 
 
 def _time(model, inputs, cfg: FilterConfig, window: tuple[float, float] | None = None) -> float:
