@@ -2,6 +2,7 @@
 
 import random
 import statistics
+import time
 
 import pytest
 import torch
@@ -101,6 +102,24 @@ def test_a_timing_stops_early_only_when_the_median_is_decided():
 def test_a_program_far_slower_than_the_window_is_rejected_before_it_is_timed():
     rec = _eager(GOOD, FilterConfig(window_ms=(1e-6, 1e-5), threads=1))
     assert rec["reason"] == "too slow" and "untimed call" in rec["detail"], rec
+
+
+def test_a_program_whose_batch_slice_is_far_too_slow_never_runs_at_full_size():
+    # 20 ms per row: 64 rows would take 1.3 s, over the 25 x 2 x 10 ms = 500 ms bound of a first
+    # call; the probe's two calls on 4 rows take 160 ms and predict it
+    code = program("time.sleep(0.02 * x.shape[0])\nreturn x * 2", inputs="torch.randn(64, 8)",
+                   head="import time\n")  # fmt: skip
+    start = time.perf_counter()
+    rec = _eager(code, FilterConfig(window_ms=(0.001, 10.0), threads=1))
+    took = time.perf_counter() - start
+    assert rec["reason"] == "too slow" and "4 of the batch's 64" in rec["detail"], rec
+    assert took < 20  # (the child's start included) it did not run its 1.3 s call thrice
+
+
+def test_a_program_the_batch_slice_cannot_run_is_judged_at_full_size():
+    code = program("return torch.relu(x.view(64, 8))", inputs="torch.randn(64, 8)")
+    rec = _eager(code)
+    assert rec.get("reason") != "too slow" and rec["eager_ms"] > 0, rec  # it ran and was timed
 
 
 def test_the_gpu_lock_is_shared_for_running_and_exclusive_for_timing(tmp_path):

@@ -60,6 +60,8 @@ class FilterConfig:
     # (other workers may run beside it) and warm with the GPU to itself
     slow_untimed: float = 25.0
     slow_warm: float = 4.0
+    # before the first full-size call, a warm call on 1/probe_slices of the batch predicts it
+    probe_slices: int = 16
 
 
 class Rejection(Exception):
@@ -83,6 +85,7 @@ def eager_check(code: str, cfg: FilterConfig) -> dict:
             model = build(loaded, cfg.device, cfg.seed)
             first = make_inputs(loaded, cfg.device, cfg.seed + 1)
             second = make_inputs(loaded, cfg.device, cfg.seed + 2)
+        _batch_slice_probe(model, first, cfg)
         untimed: list[float] = []
         a = _untimed_call(model, first, 101, cfg, untimed)
         again = _untimed_call(model, first, 202, cfg, untimed)
@@ -223,6 +226,38 @@ def _untimed_call(model, inputs, seed: int, cfg: FilterConfig, untimed: list[flo
         raise Rejection("too slow", f"an untimed call took {min(untimed):.0f} ms, more "
                         f"than {bound / hi:g}x the window [{lo}, {hi}] ms")  # fmt: skip
     return out
+
+
+def _batch_slice_probe(model, inputs: list, cfg: FilterConfig) -> None:
+    """Reject a program whose full-size call would take far longer than the untimed-call bound,
+    from a warm call on a slice of its batch, before it runs at full size.
+
+    The composer's cost model prices bytes and FLOPs; some operators (linear-algebra
+    decompositions such as linalg.cond, qr and svdvals at large batch sizes) run far slower than
+    that: single calls of 14–31 s on the H200, for programs priced under 10 ms. Run at full
+    size, such a call holds a worker and the shared GPU lock, and with it every other worker's
+    timing, for that long. A program the slice cannot run (its code assumes the whole batch) is
+    left to the full-size call."""
+    tensors = [t for t in inputs if isinstance(t, torch.Tensor) and t.dim() > 0]
+    batch = tensors[0].shape[0] if tensors else 0
+    part = batch // cfg.probe_slices
+    if part < 1 or cfg.probe_slices < 2:
+        return
+    sliced = [t[:part] if isinstance(t, torch.Tensor) and t.dim() > 0 and t.shape[0] == batch
+              else t for t in inputs]  # fmt: skip
+    try:
+        with _gpu(cfg, exclusive=False), torch.no_grad():
+            _run(model, sliced, 0, cfg.device)  # pays the one-time set-up (cuBLAS, cuDNN, ...)
+            _, ms = _run(model, sliced, 0, cfg.device)
+    except Exception:
+        return
+    lo, hi = cfg.window_ms
+    whole = ms * batch / part
+    bound = cfg.slow_untimed * hi * 2  # the first full-size call's bound
+    if whole > bound:
+        raise Rejection("too slow", f"an untimed call on {part} of the batch's {batch} took "
+                        f"{ms:.0f} ms: about {whole:.0f} ms for the whole batch, more than "
+                        f"{bound / hi:g}x the window [{lo}, {hi}] ms")  # fmt: skip
 
 
 def _check_outputs(a: list, b: list, deterministic: bool, cfg: FilterConfig) -> None:
