@@ -89,3 +89,11 @@ def test_the_first_prepare_starts_one_process_at_a_time(tmp_path):
     spare.take()
     spare.close()
     assert peak[0] == 1
+
+
+def test_prepare_can_ask_for_fewer_than_depth(tmp_path):
+    make, made = _maker(tmp_path)
+    spare = SpareCandidate(make, depth=2)
+    spare.prepare(1)  # a warm-up: one process, in case the worker only times baselines
+    spare.close()
+    assert len(made) == 1

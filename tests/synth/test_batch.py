@@ -18,7 +18,9 @@ def _job(items, stage=FRONT, cap_s=60.0, timeout_s=600.0, **kw) -> BatchJob:
 
 
 def test_a_candidate_over_its_cap_is_a_timeout_and_the_rest_go_back_to_the_queue():
-    result = run_batch(_job([Item(0, GOOD), Item(1, SLOW), Item(2, GOOD)], cap_s=5.0))
+    # the cap leaves GOOD (well under a second alone) room on a loaded 2-core CI machine, where
+    # 5 s was once not enough; SLOW sleeps 120 s
+    result = run_batch(_job([Item(0, GOOD), Item(1, SLOW), Item(2, GOOD)], cap_s=20.0))
     (s0, r0), (s1, r1) = result.records
     assert (s0, r0["id"], r0["stage"]) == ("eager", 0, "labels") and r0["ok"], r0
     assert (s1, r1["id"], r1["ok"], r1["reason"]) == ("eager", 1, False, "timeout"), r1

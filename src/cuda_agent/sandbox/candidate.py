@@ -112,12 +112,12 @@ class SpareCandidate:
         )
         self._ready: deque[Future] = deque()
 
-    def prepare(self) -> None:
-        """Top up to `depth` processes starting. When more than one is missing (the first
-        round), the others start only after the first is up: starts side by side would slow
-        the one the round waits for."""
+    def prepare(self, count: int | None = None) -> None:
+        """Top up to `count` (default `depth`, at most `depth`) processes starting. When more
+        than one is missing (the first round), the others start only after the first is up:
+        starts side by side would slow the one the round waits for."""
         first = None
-        while len(self._ready) < self._depth:
+        while len(self._ready) < min(count or self._depth, self._depth):
             future = self._executor.submit(self._start_after, first)
             first = first or future
             self._ready.append(future)

@@ -83,7 +83,8 @@ class Environment:
         return self._toolchain
 
     def warm_up(self) -> threading.Thread:
-        """Build the precompiled torch header and start the fork server in the background."""
+        """Build the precompiled torch header, start the fork server and one candidate process,
+        in the background."""
 
         def work():
             ensure_pch(self.toolchain, self.config.cache_dir)
@@ -93,7 +94,7 @@ class Environment:
                 forkserver.ensure_running()
 
         if self._spare is not None:
-            self._spare.prepare()
+            self._spare.prepare(1)  # a worker that only times baselines never needs more
         thread = threading.Thread(target=work, name="cuda-agent-warm-up", daemon=True)
         thread.start()
         return thread
