@@ -43,9 +43,12 @@ def run_isolated(
     timeout_s: float = 60.0,
     memory_mb: int | None = 8192,
     cwd: str | Path | None = None,
+    preload: tuple[str, ...] = (),
 ) -> IsolatedResult:
-    """`fn(*args, **kwargs)` in a confined child; `fn` must be importable (module level)."""
-    ctx = forkserver_context()
+    """`fn(*args, **kwargs)` in a confined child; `fn` must be importable (module level).
+    `preload`: modules the fork server imports once, when this call is the one that starts it
+    (see `forkserver_context`), so that children do not import them each."""
+    ctx = forkserver_context(preload)
     own_dir = cwd is None
     workdir = Path(cwd) if cwd is not None else Path(tempfile.mkdtemp(prefix="cuda-agent-run-"))
     receiver, sender = ctx.Pipe(duplex=False)

@@ -20,9 +20,11 @@ import torch.multiprocessing as tmp
 PRELOAD = ["torch", "cuda_agent.sandbox.child", "cuda_agent.sandbox.isolated_call"]
 
 
-def forkserver_context():
+def forkserver_context(preload: tuple[str, ...] = ()):
+    """The forkserver context; `preload` adds modules the server imports once for every child.
+    The server starts on first use and keeps the list it started with (one per process)."""
     ctx = tmp.get_context("forkserver")
-    ctx.set_forkserver_preload(PRELOAD)
+    ctx.set_forkserver_preload([*PRELOAD, *preload])
     return ctx
 
 

@@ -31,6 +31,8 @@ from pathlib import Path
 from cuda_agent.sandbox import IsolatedResult, run_isolated
 from cuda_agent.synth.filters import FilterConfig
 
+PRELOAD = ("cuda_agent.synth.preload",)  # see synth/preload.py
+
 FRONT = "front"  # compose where there is no code yet, then the eager filters and the labels
 COMPILE = "compile"
 
@@ -96,7 +98,8 @@ def run_batch(job: BatchJob) -> BatchResult:
         try:
             res = run_isolated(work_batch, (replace(job, filters=filters), str(results),
                                             str(watchdog)), timeout_s=job.timeout_s,
-                               memory_mb=memory_mb(filters.device), cwd=workdir)  # fmt: skip
+                               memory_mb=memory_mb(filters.device), cwd=workdir,
+                           preload=PRELOAD)  # fmt: skip
         except OSError as err:  # the child could not be started (no memory, no processes left)
             res = IsolatedResult(False, error=f"{type(err).__name__}: {err}")
         lines = _read_lines(results)
