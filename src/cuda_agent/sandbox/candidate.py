@@ -36,7 +36,10 @@ class CandidateProcess:
         )
         start_process(self.proc)
         child_end.close()
-        self.layers = self._receive("start", timeout_s)[1]
+        # No memory watch while it starts: only harness code runs then, and the watch (a scan of
+        # the process table every 50 ms) would hold the GIL in a thread beside another round's
+        # timed calls while a spare starts.
+        self.layers = self._receive("start", timeout_s, watch_memory=False)[1]
 
     def request(self, cmd: str, payload=None, timeout_s: float | None = None):
         """Send one command; the reply's payload, or CandidateFailure."""
@@ -52,9 +55,12 @@ class CandidateProcess:
         status, reply = self._receive(cmd, timeout_s or self.timeout_s, start)
         return reply, self._ready_after
 
-    def _receive(self, step: str, timeout_s: float, start: float | None = None):
+    def _receive(
+        self, step: str, timeout_s: float, start: float | None = None, watch_memory: bool = True
+    ):
         start = start or time.perf_counter()
-        stopped = wait_ready(self.proc, self.conn, timeout_s, self.memory_mb)
+        memory_mb = self.memory_mb if watch_memory else None
+        stopped = wait_ready(self.proc, self.conn, timeout_s, memory_mb)
         self._ready_after = time.perf_counter() - start
         if stopped is None:
             try:
