@@ -13,6 +13,8 @@ a time, and prints a JSON line per variant (medians of 20 calls, ms):
 - ours_same: `timed_call` on one input set
 - queued: fresh sets and the flush, the start event recorded behind the flush without a
   synchronize in between (launch latency hidden behind the flush, as triton's do_bench does)
+- idle, idle_spun: `ours` after the GPU idled 3 s (as while a round builds), without and with
+  `spin_up` (100 ms of reads) first: do clocks that dropped explain a slow first stretch?
 
     python benchmarks/_probe_timing.py [--out FILE]
 """
@@ -23,6 +25,7 @@ import argparse
 import json
 import statistics
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
@@ -36,7 +39,7 @@ def main() -> None:
     args = parser.parse_args()
     import torch
 
-    from cuda_agent.sandbox.timing import L2Flusher, timed_call
+    from cuda_agent.sandbox.timing import L2Flusher, spin_up, timed_call
 
     device = torch.device("cuda", 0)
     flush = L2Flusher(device)
@@ -79,6 +82,18 @@ def main() -> None:
                 row = {"variant": name, "repeat": repeat}
                 for label, fn in fns.items():
                     row[label] = round(statistics.median(variant(fn, i) for i in range(CALLS)), 4)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+            for name, spun in (("idle", False), ("idle_spun", True)):
+                row = {"variant": name, "repeat": repeat}
+                for label, fn in fns.items():
+                    time.sleep(3.0)
+                    if spun:
+                        spin_up(flush, 100.0)
+                    times = [timed_call(fn, [sets[i % SETS]], flush)[1].stream_ms
+                             for i in range(CALLS)]  # fmt: skip
+                    row[label] = round(statistics.median(times), 4)
+                    row[f"{label}_first3"] = [round(x, 4) for x in times[:3]]
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     if args.out:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import torch
 
@@ -113,6 +115,7 @@ def cpu_timer(monkeypatch):
     monkeypatch.setattr(profile_mod, "timed_call", timed_call)
     monkeypatch.setattr(profile_mod, "L2Flusher", lambda device: None)
     monkeypatch.setattr(profile_mod, "synchronize", lambda: None)
+    monkeypatch.setattr(profile_mod, "spin_up", lambda flush, ms: None)
 
 
 def _profile(log, cand, timed_calls=8):
@@ -152,3 +155,15 @@ def test_baselines_alone_time_eager_and_compile_only(cpu_timer):
     assert result.failure is None and result.candidate_ms is None
     turns = log[1 + 2 :]  # after sizing an output and the warm-up
     assert sorted(turns) == ["compile"] * 6 + ["eager"] * 6
+
+
+def test_spin_up_keeps_the_device_busy_for_the_time_asked_and_waits_for_it(monkeypatch):
+    from cuda_agent.sandbox import timing
+
+    syncs, flushes = [], []
+    monkeypatch.setattr(timing, "_sync", lambda: syncs.append(len(flushes)))
+    start = time.perf_counter()
+    timing.spin_up(lambda: flushes.append(1), 20.0)
+    assert time.perf_counter() - start >= 0.02
+    assert flushes and syncs[-1] == len(flushes)  # the last wait comes after the last read
+    assert all(b - a <= 16 for a, b in zip([0, *syncs], syncs, strict=False))  # never far ahead

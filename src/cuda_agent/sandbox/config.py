@@ -25,6 +25,7 @@ class EnvConfig:
     timed_calls: int = 30  # each on a fresh input set, as memory allows (at least min_timed_calls)
     min_timed_calls: int = 5
     timing_memory_gb: float = 24.0  # GPU memory for the fresh input sets of the timed calls
+    spin_up_ms: float = 100.0  # GPU busy this long before timing, so its clocks are up
     build_timeout_s: float = 300.0
     child_timeout_s: float = 120.0  # per step of the candidate process (load, verify, time)
     child_memory_mb: int = 32 * 1024  # host memory of the candidate process

@@ -24,6 +24,7 @@ from cuda_agent.sandbox.timing import (
     CallTime,
     L2Flusher,
     median_and_spread,
+    spin_up,
     synchronize,
     timed_call,
 )
@@ -78,6 +79,7 @@ def _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device
     if cand is not None:
         expected = [ref(*inputs) for inputs in sets]  # untimed, for comparing
         sides["candidate"] = _Candidate(cand, sets, expected, poison, config)
+    spin_up(flush, config.spin_up_ms)
     for side in sides.values():
         side.warm_up(warm)
     preempted = _preemptions()

@@ -46,6 +46,19 @@ class L2Flusher:
         _read(self._buf)
 
 
+def spin_up(flush: L2Flusher, ms: float) -> None:
+    """Keep the GPU reading for about `ms` of host time, then wait for it: clocks that dropped
+    while it idled (a build, a process start) ramp back up before anything is timed."""
+    start = _perf_ns()
+    issued = 0
+    while (_perf_ns() - start) / 1e6 < ms:
+        flush()
+        issued += 1
+        if issued % 16 == 0:  # never queue far ahead of the device
+            _sync()
+    _sync()
+
+
 def timed_call(fn, inputs: list, flush: L2Flusher):
     """(output, CallTime) of one call of fn(*inputs)."""
     flush()
