@@ -83,21 +83,11 @@ def _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device
     for side in sides.values():
         side.warm_up(warm)
     preempted = _preemptions()
-    failure = None
-    for i in range(n):
-        # Interleaved, in an order drawn afresh for each input set: a drift of the GPU's clocks
-        # or of the host's load during the run falls on every side alike, and the speed-ups
-        # (ratios of medians) do not move with it as they would between timed blocks.
-        for name in _coin.sample(list(sides), len(sides)):
-            failure = sides[name].call(i, i % distinct, n)
-            if failure is not None:
-                break
-        if failure is not None:
-            break
+    failure = _interleaved(sides, n, distinct)
     preempted = _preemptions() - preempted
-    eager_ms, eager_spread = median_and_spread(sides["eager"].stream_ms())
+    eager_ms, eager_spread = median_and_spread(_stream_ms(sides["eager"].times))
     if compiled:
-        compile_ms, compile_spread = median_and_spread(sides["compile"].stream_ms())
+        compile_ms, compile_spread = median_and_spread(_stream_ms(sides["compile"].times))
         first_call = ref.compile_first_call_s
     else:
         compile_ms, compile_spread = cached.compile_ms, cached.compile_spread
@@ -112,7 +102,7 @@ def _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device
         result.failure = failure
         return result
     side = sides["candidate"]
-    result.candidate_ms, result.candidate_spread = median_and_spread(side.stream_ms())
+    result.candidate_ms, result.candidate_spread = median_and_spread(_stream_ms(side.times))
     result.max_abs_error = side.worst
     checks = cross_check(side.times, side.pings, side.unreported, sides["eager"].times)
     result.timing_checks = {**checks.figures(), "host_preemptions": float(preempted)}
@@ -125,6 +115,23 @@ def _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device
             "message": "the timing cross-checks failed: " + "; ".join(violations),
         }
     return result
+
+
+def _interleaved(sides: dict, n: int, distinct: int) -> dict | None:
+    """`n` turns, each one call of every side on the turn's input set, in an order drawn afresh
+    each turn: a drift of the GPU's clocks or of the host's load during the run falls on every
+    side alike, and the speed-ups (ratios of medians) do not move with it as they would between
+    timed blocks. The first failure's verdict fields, or None."""
+    for i in range(n):
+        for name in _coin.sample(list(sides), len(sides)):
+            failure = sides[name].call(i, i % distinct, n)
+            if failure is not None:
+                return failure
+    return None
+
+
+def _stream_ms(times: list[CallTime]) -> list[float]:
+    return [t.stream_ms for t in times]
 
 
 class _Trusted:
@@ -148,9 +155,6 @@ class _Trusted:
         out, t = timed_call(self.fn, self.sets[index], self.flush)
         del out
         self.times.append(t)
-
-    def stream_ms(self) -> list[float]:
-        return [t.stream_ms for t in self.times]
 
 
 class _Candidate:
@@ -196,9 +200,6 @@ class _Candidate:
             (wall * 1e3 - reply["time"].host_ms) - (ping_wall * 1e3 - ping_time.host_ms)
         )
         return None
-
-    def stream_ms(self) -> list[float]:
-        return [t.stream_ms for t in self.times]
 
 
 def _preemptions() -> int:
