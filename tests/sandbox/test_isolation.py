@@ -117,3 +117,13 @@ def test_confined_subprocess_writes_only_in_its_folder(tmp_path):
     assert (work / "inside.txt").read_text() == "ok"
     assert "outside refused" in proc.stdout and "inet refused" in proc.stdout
     assert not outside.exists()
+
+
+def test_an_isolated_error_reads_as_one_line():
+    from cuda_agent.sandbox import IsolatedResult
+
+    long = "RuntimeError: " + "x" * 400 + "\nTraceback line\n"
+    assert IsolatedResult(False, error=long).error_line() == long.splitlines()[0][:300]
+    assert IsolatedResult(False, error="\n  the child died\nmore").error_line() == "the child died"
+    assert IsolatedResult(False, error="   ").error_line() == "no answer"
+    assert IsolatedResult(False).error_line() == "no answer"

@@ -34,6 +34,11 @@ class IsolatedResult:
     timed_out: bool = False
     seconds: float = 0.0
 
+    def error_line(self) -> str:
+        """The error's first line (at most 300 characters), for a one-line report."""
+        lines = (self.error or "").strip().splitlines()
+        return lines[0][:300] if lines else "no answer"
+
 
 def run_isolated(
     fn: Callable,

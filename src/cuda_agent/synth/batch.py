@@ -146,7 +146,7 @@ def _outcome(job: BatchJob, res, lines: list[dict], fired: bool, seconds: float)
         cap = job.compose_cap_s if stage == "compose" else job.cap_s
         why = {"reason": "timeout", "detail": f"{stage} took more than {cap:.0f} s"}
     else:
-        why = {"reason": "crashed", "detail": _first_line(res.error)}
+        why = {"reason": "crashed", "detail": res.error_line()}
     records.append((stage, {"id": cid, "ok": False, "stage": stage, **why}))
     return BatchResult(tuple(records), rest, (), seconds)
 
@@ -216,7 +216,3 @@ def _read_lines(path: Path) -> list[dict]:
             with contextlib.suppress(json.JSONDecodeError):
                 out.append(json.loads(line))  # a last line cut short by a kill is dropped
     return out
-
-
-def _first_line(text: str | None) -> str:
-    return (text or "").strip().splitlines()[0][:300] if text else "no answer"

@@ -13,5 +13,4 @@ def reference_job(items: tuple[tuple[str, str], ...]) -> list[dict]:
                        preload=PRELOAD)  # fmt: skip
     if res.ok:
         return res.value
-    error = (res.error or "no answer").strip().splitlines()[0][:300]
-    return [{"hash": h, "aten": None, "device": None, "error": error} for h, _ in items]
+    return [{"hash": h, "aten": None, "device": None, "error": res.error_line()} for h, _ in items]
