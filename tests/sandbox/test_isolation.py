@@ -6,7 +6,7 @@ import socket
 import time
 from pathlib import Path
 
-from cuda_agent.sandbox import run_isolated
+from cuda_agent.sandbox import IsolatedResult, run_isolated
 
 
 def _probe(outside: str) -> dict:
@@ -120,8 +120,6 @@ def test_confined_subprocess_writes_only_in_its_folder(tmp_path):
 
 
 def test_an_isolated_error_reads_as_one_line():
-    from cuda_agent.sandbox import IsolatedResult
-
     long = "RuntimeError: " + "x" * 400 + "\nTraceback line\n"
     assert IsolatedResult(False, error=long).error_line() == long.splitlines()[0][:300]
     assert IsolatedResult(False, error="\n  the child died\nmore").error_line() == "the child died"
