@@ -5,7 +5,7 @@ from cuda_agent.sandbox.baselines import BaselineRecord
 from cuda_agent.sandbox.build import BuildResult
 from cuda_agent.sandbox.config import EnvConfig
 from cuda_agent.sandbox.environment import Environment
-from cuda_agent.sandbox.gpu_lock import gpu_lock, rw_lock
+from cuda_agent.sandbox.gpu_lock import gpu_lock, lock_files, rw_lock
 from cuda_agent.sandbox.isolated_call import IsolatedResult, run_isolated
 from cuda_agent.sandbox.isolation import apply_confinement, confine_preexec, scrubbed_env
 from cuda_agent.sandbox.reward import milestone_reward
@@ -42,6 +42,7 @@ __all__ = [
     "confine_preexec",
     "create_workspace",
     "gpu_lock",
+    "lock_files",
     "milestone_reward",
     "read_solution",
     "run_isolated",

@@ -41,10 +41,19 @@ def gpu_lock(device: torch.device, exclusive: bool):
     return rw_lock(lock_path(device), exclusive)
 
 
+def lock_files(path: Path) -> tuple[Path, Path]:
+    """The files of the reader-writer lock on `path`: `path` and its turnstile, created when
+    missing (a confined process cannot create them: call this before confining it)."""
+    files = (path, path.with_name(path.name + ".turnstile"))
+    for file in files:
+        if not file.exists():
+            file.touch(exist_ok=True)
+    return files
+
+
 @contextmanager
 def rw_lock(path: Path, exclusive: bool) -> Iterator[float]:
-    """A reader-writer lock between processes on `path` (and `path`.turnstile; both are created
-    when missing, which a confined process cannot do: create them before confining it).
+    """A reader-writer lock between processes on `path` (see `lock_files`).
 
     Inside a section of the same or a stronger mode it is a no-op; asking for exclusive inside
     shared is a programming error (it would wait on itself)."""
@@ -55,10 +64,7 @@ def rw_lock(path: Path, exclusive: bool) -> Iterator[float]:
     if held == "shared":
         raise RuntimeError("exclusive GPU lock requested inside a shared section")
     start = time.perf_counter()
-    turnstile = path.with_name(path.name + ".turnstile")
-    for file in (path, turnstile):
-        if not file.exists():
-            file.touch(exist_ok=True)
+    path, turnstile = lock_files(path)
     # read-only: a confined child (Landlock: writes only in its folder) may take the lock too
     with open(turnstile, "rb") as gate, open(path, "rb") as lock:
         fcntl.flock(gate, fcntl.LOCK_EX)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
-from cuda_agent.sandbox import IsolatedResult, run_isolated
+from cuda_agent.sandbox import IsolatedResult, lock_files, run_isolated
 from cuda_agent.synth.filters import FilterConfig
 
 PRELOAD = ("cuda_agent.synth.preload",)  # see synth/preload.py
@@ -89,9 +89,7 @@ def run_batch(job: BatchJob) -> BatchResult:
     results, watchdog = workdir / f"batch-{tag}.jsonl", workdir / f"batch-{tag}.watchdog"
     filters = job.filters
     if filters.device.startswith("cuda"):
-        lock = node_dir() / "gpu.lock"
-        for path in (lock, lock.with_name("gpu.lock.turnstile")):
-            path.touch(exist_ok=True)
+        lock, _ = lock_files(node_dir() / "gpu.lock")  # the confined child cannot create them
         filters = replace(filters, gpu_lock=str(lock))
     start = time.monotonic()
     try:
