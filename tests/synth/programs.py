@@ -1,4 +1,5 @@
-"""Small hand-written programs the filter and label tests run (each a KernelBench program)."""
+"""Small hand-written programs the filter and label tests run (each a KernelBench program), and
+the composer alone in a child."""
 
 TAIL = """
 
@@ -51,3 +52,18 @@ CONSTANT = program("return torch.zeros_like(x) + 1.0")
 NONFINITE = program("return torch.log(x - 100.0)")
 DEGENERATE = program("return x * 1e-6")
 INDISTINGUISHABLE = program("return torch.ones_like(x) + x * 1e-5")
+
+
+def compose_batch(catalog_path: str, seed: int, ids: list[int], device: str) -> list[dict]:
+    """Compose candidates `ids` (one record each), as the template composer does in a batch
+    child, without the filters; run it in an isolated child (it executes programs)."""
+    import warnings
+
+    import torch
+
+    from cuda_agent.synth.compose import compose_record, load_composer
+
+    warnings.filterwarnings("ignore")
+    torch.set_num_threads(1)
+    composer = load_composer(catalog_path, device)
+    return [compose_record(composer, seed, index) for index in ids]

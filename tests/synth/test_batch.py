@@ -3,9 +3,8 @@ unfinished, whatever the child does; a slow one is capped."""
 
 from cuda_agent.sandbox import run_isolated
 from cuda_agent.synth.batch import COMPILE, FRONT, BatchJob, Item, run_batch
-from cuda_agent.synth.compose import compose_batch
 from cuda_agent.synth.filters import FilterConfig
-from tests.synth.programs import GOOD, program
+from tests.synth.programs import GOOD, compose_batch, program
 
 WIDE = FilterConfig(window_ms=(0.0, 1e6), threads=1)
 SLOW = program("import time\ntime.sleep(120)\nreturn x + 1.0")

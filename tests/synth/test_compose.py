@@ -5,9 +5,9 @@ from collections import Counter
 import pytest
 
 from cuda_agent.sandbox import run_isolated
-from cuda_agent.synth.compose import compose_batch
 from cuda_agent.synth.profiles import PROFILES
 from cuda_agent.task import check_program
+from tests.synth.programs import compose_batch
 
 
 def _compose(catalog, cache, seed, ids, device="cpu"):

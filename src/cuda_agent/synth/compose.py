@@ -40,18 +40,6 @@ class ComposeError(Exception):
     pass
 
 
-def compose_batch(catalog_path: str, seed: int, ids: list[int], device: str) -> list[dict]:
-    """Compose candidates `ids` (one record each); runs in an isolated child."""
-    import warnings
-
-    import torch
-
-    warnings.filterwarnings("ignore")
-    torch.set_num_threads(1)
-    composer = load_composer(catalog_path, device)
-    return [compose_record(composer, seed, index) for index in ids]
-
-
 def load_composer(catalog_path: str, device: str) -> Composer:
     catalog = Catalog.model_validate_json(Path(catalog_path).read_text())
     return Composer(catalog, profile_for(device))
