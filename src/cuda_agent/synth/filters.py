@@ -220,12 +220,17 @@ def _untimed_call(model, inputs, seed: int, cfg: FilterConfig, untimed: list[flo
         out, ms = _run(model, inputs, seed, cfg.device)
     untimed.append(ms)
     lo, hi = cfg.window_ms
-    # the first call pays one-time set-up (cuBLAS, cuDNN, kernels loaded): twice the bound
-    bound = cfg.slow_untimed * hi * (2 if len(untimed) == 1 else 1)
+    bound = _untimed_bound(cfg, first=len(untimed) == 1)
     if min(untimed) > bound:
         raise Rejection("too slow", f"an untimed call took {min(untimed):.0f} ms, more "
                         f"than {bound / hi:g}x the window [{lo}, {hi}] ms")  # fmt: skip
     return out
+
+
+def _untimed_bound(cfg: FilterConfig, first: bool) -> float:
+    """Milliseconds an untimed call may take; the first pays one-time set-up (cuBLAS, cuDNN,
+    kernels loaded): twice the bound."""
+    return cfg.slow_untimed * cfg.window_ms[1] * (2 if first else 1)
 
 
 def _batch_slice_probe(model, inputs: list, cfg: FilterConfig) -> None:
@@ -238,13 +243,15 @@ def _batch_slice_probe(model, inputs: list, cfg: FilterConfig) -> None:
     size, such a call holds a worker and the shared GPU lock, and with it every other worker's
     timing, for that long. A program the slice cannot run (its code assumes the whole batch) is
     left to the full-size call."""
-    tensors = [t for t in inputs if isinstance(t, torch.Tensor) and t.dim() > 0]
-    batch = tensors[0].shape[0] if tensors else 0
-    part = batch // cfg.probe_slices
-    if part < 1 or cfg.probe_slices < 2:
+    if cfg.probe_slices < 2:
         return
-    sliced = [t[:part] if isinstance(t, torch.Tensor) and t.dim() > 0 and t.shape[0] == batch
-              else t for t in inputs]  # fmt: skip
+    batched = [isinstance(t, torch.Tensor) and t.dim() > 0 for t in inputs]
+    batch = next((t.shape[0] for t, b in zip(inputs, batched, strict=True) if b), 0)
+    part = batch // cfg.probe_slices
+    if part < 1:
+        return
+    sliced = [t[:part] if b and t.shape[0] == batch else t
+              for t, b in zip(inputs, batched, strict=True)]  # fmt: skip
     try:
         with _gpu(cfg, exclusive=False), torch.no_grad():
             _run(model, sliced, 0, cfg.device)  # pays the one-time set-up (cuBLAS, cuDNN, ...)
@@ -253,7 +260,7 @@ def _batch_slice_probe(model, inputs: list, cfg: FilterConfig) -> None:
         return
     lo, hi = cfg.window_ms
     whole = ms * batch / part
-    bound = cfg.slow_untimed * hi * 2  # the first full-size call's bound
+    bound = _untimed_bound(cfg, first=True)  # what the full-size first call would be held to
     if whole > bound:
         raise Rejection("too slow", f"an untimed call on {part} of the batch's {batch} took "
                         f"{ms:.0f} ms: about {whole:.0f} ms for the whole batch, more than "
