@@ -16,7 +16,13 @@ a time, and prints a JSON line per variant (medians of 20 calls, ms):
 - idle, idle_spun: `ours` after the GPU idled 3 s (as while a round builds), without and with
   `spin_up` (100 ms of reads) first: do clocks that dropped explain a slow first stretch?
 
-    python benchmarks/_probe_timing.py [--out FILE]
+On the H200 (2026-12-03, 14:30 UTC) every variant but `queued` timed torch.compile's kernel at
+0.30–0.31 ms, the loop's figure, while the Environment's verdicts said 0.45–0.49 ms. `--env`
+then looks inside the Environment's process: its verdicts, its interleaved baselines without a
+candidate, and plain `timed_call` loops over its own compiled reference (with and without
+no_grad) and over a function compiled there, each beside the candidate processes it keeps.
+
+    python benchmarks/_probe_timing.py [--env] [--out FILE]
 """
 
 from __future__ import annotations
@@ -36,7 +42,13 @@ CALLS, SETS = 20, 12
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--env", action="store_true", help="probe inside an Environment")
     args = parser.parse_args()
+    if args.env:
+        rows = env_variants()
+        if args.out:
+            args.out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return
     import torch
 
     from cuda_agent.sandbox.timing import L2Flusher, spin_up, timed_call
@@ -98,6 +110,58 @@ def main() -> None:
                 print(json.dumps(row), flush=True)
     if args.out:
         args.out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def env_variants() -> list[dict]:
+    import torch
+
+    from cuda_agent.sandbox import EnvConfig, Environment, Stage, read_solution
+    from cuda_agent.sandbox.profile import profile_candidate
+    from cuda_agent.sandbox.timing import L2Flusher, timed_call
+    from cuda_agent.task import load_task
+
+    repo = Path(__file__).resolve().parents[1]
+    task = load_task("elementwise_chain")
+    solution = read_solution(repo / "tests/sandbox/solutions/elementwise_chain")
+    rows = []
+
+    def emit(row):
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+    with Environment(EnvConfig()) as env:  # the machine's cache: its PCH, objects, audits
+        ref, audit = env._reference(task), env.audit(task)
+        draw = lambda: env._draw(ref, audit)  # noqa: E731
+        for i in range(2):  # compiles the reference here first, so the verdicts re-time it
+            r = profile_candidate(None, ref, draw, [], [], 0, env.config, None, env._device)
+            emit({"variant": "baselines_interleaved", "i": i, "eager": r.eager_ms,
+                  "compile": r.compile_ms, "calls": r.timed_calls})  # fmt: skip
+        for i in range(3):
+            v = env.evaluate(task, solution, Stage.PROFILE)
+            emit({"variant": "verdict", "i": i, "status": v.status.value, "eager": v.eager_ms,
+                  "compile": v.compile_ms, "candidate": v.candidate_ms})  # fmt: skip
+        device = env._device
+        flush = L2Flusher(device)
+        sets = [draw() for _ in range(SETS)]
+
+        def chain(x):
+            return torch.clamp(torch.nn.functional.gelu(x * 1.7 + 0.3), -0.5, 2.0)
+
+        function = torch.compile(chain)
+        fns = {
+            "parent_run_compiled": ref.run_compiled,
+            "parent_compiled_grad": ref.compiled,
+            "parent_eager": ref,
+            "parent_function": function,
+        }
+        with torch.no_grad():
+            function(*sets[0])
+        for name, fn in fns.items():
+            for i in range(2):
+                times = [timed_call(fn, sets[k % SETS], flush)[1].stream_ms for k in range(CALLS)]
+                emit({"variant": name, "i": i, "median": round(statistics.median(times), 4),
+                      "first3": [round(t, 4) for t in times[:3]]})  # fmt: skip
+    return rows
 
 
 if __name__ == "__main__":

@@ -61,6 +61,8 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   if [[ $steps == *" probe "* ]]; then  # not in the default steps: a diagnostic
     python3 benchmarks/_probe_timing.py --out "$OUT/probe_timing.jsonl" 2>&1 \
       | tee "$OUT/probe_timing.log" || status=1
+    python3 benchmarks/_probe_timing.py --env --out "$OUT/probe_env.jsonl" 2>&1 \
+      | grep -v '^\[transformers\]' | tee "$OUT/probe_env.log" || status=1
   fi
   if [[ $steps == *" stored "* ]]; then
     runs=$(mktemp -d)
@@ -89,22 +91,23 @@ if [ "$what" = synth ] || [ "$what" = all ]; then
 fi
 
 if [ "$what" = kernelbench ] || [ "$what" = all ]; then
-  # One inductor compile process per worker: every worker busy compiling then keeps one core,
-  # and the worker that times finds a free core (oversubscribed cores delay its launches and
-  # inflate launch-bound timings: ten workers with two compile processes each did, on the H200).
+  # One inductor compile process per worker, so the worker that times finds a free core. (Ten
+  # workers with two compile processes each were suspected of inflating timings on the H200;
+  # what did was GPU work outside the lock, now shared-locked: eight workers then swept level 2
+  # with 8 of 100 spreads over 5 %, against 39 without.)
   export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-1}
   sweep=$OUT/kernelbench_baselines.jsonl
   [ -n "${RESUME_DIR:-}" ] && cp "$RESUME_DIR/kernelbench_baselines.jsonl" "$sweep" 2>/dev/null
-  # Six workers compile side by side and take turns to time; a task that failed there (out of
+  # Eight workers compile side by side and take turns to time; a task that failed there (out of
   # memory next to the others' big inputs) is retried by a second pass with one worker.
-  for gpus in "${SWEEP_GPUS:-0,0,0,0,0,0}" 0; do
+  for gpus in "${SWEEP_GPUS:-0,0,0,0,0,0,0,0}" 0; do
     cli baselines --tasks "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" --gpus "$gpus" \
       --out "$sweep" 2>&1 | tee -a "$OUT/baselines.log" || status=1
   done
   python3 benchmarks/baselines_vs_shared.py --baselines "$sweep" \
     --readme "$SHARED/kernelbench/README.md" > "$OUT/baselines_vs_shared.md" || status=1
   cli audit --tasks "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" \
-    --gpus "${SWEEP_GPUS:-0,0,0,0,0,0}" --out "$OUT/kernelbench_audit.jsonl" \
+    --gpus "${SWEEP_GPUS:-0,0,0,0,0,0,0,0}" --out "$OUT/kernelbench_audit.jsonl" \
     2>&1 | tee "$OUT/audit.log" || status=1
 fi
 exit $status

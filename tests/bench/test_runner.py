@@ -21,8 +21,9 @@ from cuda_agent.bench import (
     run_agent,
     run_stored,
 )
+from cuda_agent.bench.store import failed_verdict
 from cuda_agent.errors import UserError
-from cuda_agent.sandbox import Stage, read_solution
+from cuda_agent.sandbox import Stage, Status, read_solution
 from cuda_agent.task import load_tasks
 from tests.agent.scripted import ScriptedServer, call, reply
 from tests.bench.conftest import FIXTURES, GOOD, broken
@@ -107,6 +108,52 @@ def test_a_changed_program_is_redone_and_a_different_run_refused(tmp_path, solut
     assert pending_tasks(changed, store) == changed
     with pytest.raises(UserError, match="choose another --out"):
         store.start(RunMeta(kind="solutions", tasks="builtin", solutions=str(tmp_path)))
+
+
+class _CrowdedService:
+    """A service whose GPU is crowded for the tasks in `crowded`: the harness runs out of memory
+    on their first `times` evaluations; everything else gets a no_gpu verdict."""
+
+    def __init__(self, crowded: set[str], times: int = 1):
+        self.crowded, self.times, self.calls = crowded, times, []
+
+    def _verdict(self, task, stage):
+        self.calls.append(task.name)
+        if task.name in self.crowded and self.calls.count(task.name) <= self.times:
+            return failed_verdict(task, stage, Status.HARNESS_ERROR, "the harness ran out")
+        return failed_verdict(task, stage, Status.NO_GPU, "no GPU here")
+
+    def map(self, jobs):
+        for job in jobs:
+            yield job, self._verdict(job.task, job.stage)
+
+    def evaluate(self, task, solution, stage):
+        return self._verdict(task, stage)
+
+
+def test_a_harness_out_of_memory_is_retried_alone_not_scored(tmp_path, solutions):
+    tasks = [t for t in load_tasks("builtin") if t.name in GOOD]
+    store = RunStore(tmp_path / "run")
+    store.start(stored_meta(solutions))
+    first, *others = [t.name for t in tasks]
+    service = _CrowdedService({first})
+    seen = run_stored(tasks, StoredSolutions(solutions), store, service, Stage.PROFILE)
+    assert service.calls == [first, *others, first]  # the retry after every other evaluation
+    assert [r.name for r in seen] == [*others, first]  # and only its verdict is recorded
+    assert {r.name: r.status for r in store.results()} == {n: "no_gpu" for n in GOOD}
+    assert pending_tasks(tasks, store) == []
+
+
+def test_a_harness_error_that_persists_is_recorded_and_redone_by_a_rerun(tmp_path, solutions):
+    tasks = [t for t in load_tasks("builtin") if t.name in GOOD]
+    store = RunStore(tmp_path / "run")
+    store.start(stored_meta(solutions))
+    crowded = _CrowdedService({GOOD[0]}, times=2)
+    run_stored(tasks, StoredSolutions(solutions), store, crowded, Stage.PROFILE)
+    assert {r.name: r.status for r in store.results()}[GOOD[0]] == "harness_error"
+    assert [t.name for t in pending_tasks(tasks, store)] == [GOOD[0]]
+    run_stored(tasks, StoredSolutions(solutions), store, _CrowdedService(set()), Stage.PROFILE)
+    assert {r.name: r.status for r in store.results()} == {n: "no_gpu" for n in GOOD}
 
 
 def agent_script(fixture: str) -> list:

@@ -167,3 +167,43 @@ def test_spin_up_keeps_the_device_busy_for_the_time_asked_and_waits_for_it(monke
     assert time.perf_counter() - start >= 0.02
     assert flushes and syncs[-1] == len(flushes)  # the last wait comes after the last read
     assert all(b - a <= 16 for a, b in zip([0, *syncs], syncs, strict=False))  # never far ahead
+
+
+class _Uncompiled(_Ref):
+    """A reference whose torch.compile copy is made by the profiler, noting the lock it holds."""
+
+    def __init__(self, log, held):
+        super().__init__(log)
+        self.compiled, self.held = None, held
+
+    def ensure_compiled(self, example):
+        self.log.append(f"first compiled call, lock {self.held[-1] if self.held else None}")
+        self.compiled = object()
+        return self.compile_first_call_s
+
+
+def test_the_first_compiled_call_holds_the_gpu_lock_shared_and_timing_exclusive(
+    cpu_timer, monkeypatch
+):
+    # its kernels (and inductor's benchmarks of kernel configurations) must never overlap
+    # another process's timing on the same GPU
+    from contextlib import contextmanager
+
+    log, held = [], []
+
+    @contextmanager
+    def fake_lock(device, exclusive):
+        held.append("exclusive" if exclusive else "shared")
+        log.append(f"lock {held[-1]}")
+        yield 0.0
+        log.append(f"unlock {held.pop()}")
+
+    monkeypatch.setattr(profile_mod, "gpu_lock", fake_lock)
+    ref = _Uncompiled(log, held)
+    draw = lambda: [torch.ones(4)]  # noqa: E731
+    config = EnvConfig(timed_calls=4, warmup_calls=1)
+    result = profile_mod.profile_candidate(None, ref, draw, [], [], 0, config, None, "cpu")
+    assert log[:3] == ["lock shared", "first compiled call, lock shared", "unlock shared"]
+    assert log[3] == "lock exclusive" and log[-1] == "unlock exclusive"
+    assert log[4:-1].count("compile") == 1 + result.timed_calls  # warm-up and timed, inside
+    assert result.compile_first_call_s == 1.5 and result.compile_ms == 1.0

@@ -4,7 +4,9 @@ Stored solutions: one folder per task, named by task name (what `read_solution` 
 without a folder is scored as a failure with status `missing`; an unreadable folder as
 `invalid`. Results are appended as tasks finish; a rerun into the same folder skips the tasks
 already finished (for the same program), and redoes those that failed for reasons outside the
-solution (the model endpoint, or the evaluation service losing a worker twice).
+solution (the model endpoint, the evaluation service losing a worker twice, or the harness
+running out of GPU memory beside the other evaluations on its GPU: a stored solution that met
+the last is evaluated again alone before the run ends).
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ def pending_tasks(tasks: list[Task], store: RunStore) -> list[Task]:
     final = {
         r.name
         for r in store.results()
-        if r.status != MODEL_ERROR and not r.verdict.message.startswith(SERVICE_ERROR)
+        if r.status not in (MODEL_ERROR, Status.HARNESS_ERROR)
+        and not r.verdict.message.startswith(SERVICE_ERROR)
     }
     done = store.finished(tasks) & final
     return [t for t in tasks if t.name not in done]
@@ -83,7 +86,14 @@ def run_stored(
             continue
         store.save_solution(task.name, solution)
         jobs.append(Job(task, solution, stage))
+    crowded = []
     for job, verdict in service.map(jobs):
+        if verdict.status == Status.HARNESS_ERROR:
+            crowded.append(job)  # recorded once retried: a killed run redoes it
+        else:
+            record(TaskResult.of(job.task, verdict, solution=job.solution))
+    for job in crowded:  # one at a time, with every other worker idle
+        verdict = service.evaluate(job.task, job.solution, job.stage)
         record(TaskResult.of(job.task, verdict, solution=job.solution))
     return done
 

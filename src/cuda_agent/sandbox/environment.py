@@ -301,11 +301,12 @@ class Environment:
             return Verdict(
                 **base,
                 **facts,
-                status=Status.RUNTIME_ERROR,
+                status=Status.HARNESS_ERROR,
                 compiled=True,
                 correct=False,
                 message=f"the harness ran out of GPU memory holding this task's inputs and "
-                f"reference outputs: {str(err).splitlines()[0]}",
+                f"reference outputs (not a verdict on the candidate; evaluate it again with "
+                f"fewer evaluations sharing the GPU): {str(err).splitlines()[0]}",
             )
         except CandidateFailure as err:
             return Verdict(
@@ -363,7 +364,10 @@ class Environment:
     # ---- trusted state: references, audits, baselines ----
 
     def _reference(self, task: Task) -> Reference:
-        ref = self._references.pop(task.hash, None) or Reference(task, self._device)
+        ref = self._references.pop(task.hash, None)
+        if ref is None:
+            with self._gpu_shared():  # copies weights to the GPU: never beside a timing
+                ref = Reference(task, self._device)
         self._references[task.hash] = ref
         while len(self._references) > _REFERENCES_KEPT:
             self._references.popitem(last=False)
@@ -452,8 +456,9 @@ class Environment:
         if not self.has_gpu:
             return
         self._mem_pool = None  # a fresh pool next time: a private pool is freed only once unused
-        torch.cuda.ipc_collect()
-        torch.cuda.empty_cache()
+        with self._gpu_shared():  # freeing remaps device memory: never beside a timing
+            torch.cuda.ipc_collect()
+            torch.cuda.empty_cache()
 
     def _gpu_shared(self):
         """GPU work other processes' timings must not overlap (see gpu_lock)."""

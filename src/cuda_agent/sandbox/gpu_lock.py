@@ -4,8 +4,9 @@ Several evaluation workers may share a GPU (`--gpus 0,0`): torch.compile's first
 builds run side by side, but a timing taken while another process runs kernels on the same GPU
 measures the contention, not the code. So GPU work takes a reader-writer lock on a file named
 by the GPU's UUID: a timed section (drawing the timing sets, eager, torch.compile and candidate
-calls) holds it exclusively; other GPU work (verification, the null-kernel battery, loading a
-candidate) holds it shared, so it overlaps anything but a timing. A second file is a turnstile
+calls) holds it exclusively; other GPU work (the reference's weights going to the GPU,
+torch.compile's first call, verification, the null-kernel battery, loading a candidate, freeing
+cached memory) holds it shared, so it overlaps anything but a timing. A second file is a turnstile
 that gives a waiting timer precedence over newly arriving shared holders, so timers are never
 starved. Only one process at a time therefore holds the memory of a full set of timing inputs.
 """

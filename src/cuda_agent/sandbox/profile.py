@@ -54,10 +54,14 @@ class ProfileResult:
 def profile_candidate(cand, ref, draw, vsets, refs, poison, config, cached, device):
     """Baselines (re-timed eager; torch.compile from `cached` unless compiled here) and, when
     `cand` is given, the candidate on the same fresh input sets. torch.compile's first call runs
-    first; everything timed runs holding the GPU's timing lock."""
-    example = vsets[0] if vsets else draw()
-    if cached is None or ref.compiled is not None:
-        ref.ensure_compiled(example)  # CPU-bound for seconds: outside the lock
+    first, holding the GPU's lock shared: mostly CPU-bound, but its kernels and inductor's
+    benchmarks of kernel configurations must not overlap another process's timing (they did, on
+    the H200 with eight workers on one GPU: 91 of 216 baselines spread over 5 %, against 1 of
+    34 timed by one worker alone). Everything timed runs holding the lock exclusively."""
+    with gpu_lock(device, exclusive=False):
+        example = vsets[0] if vsets else draw()
+        if cached is None or ref.compiled is not None:
+            ref.ensure_compiled(example)
     with gpu_lock(device, exclusive=True) as waited:
         result = _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device)
     result.lock_wait_s = waited

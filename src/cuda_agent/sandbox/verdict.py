@@ -16,6 +16,9 @@ class Status(StrEnum):
     VIOLATION = "violation"  # the guard caught a forbidden shortcut
     INVALID = "invalid"  # the solution folder breaks the workspace contract
     NO_GPU = "no_gpu"  # static checks and compile-only build ran; correctness and timing need a GPU
+    # the harness itself failed (out of GPU memory beside other evaluations): no verdict on the
+    # candidate; the bench runner retries it alone and a rerun redoes it
+    HARNESS_ERROR = "harness_error"
 
 
 class Stage(StrEnum):
