@@ -20,7 +20,9 @@ On the H200 (2026-12-03, 14:30 UTC) every variant but `queued` timed torch.compi
 0.30–0.31 ms, the loop's figure, while the Environment's verdicts said 0.45–0.49 ms. `--env`
 then looks inside the Environment's process: its verdicts, its interleaved baselines without a
 candidate, and plain `timed_call` loops over its own compiled reference (with and without
-no_grad) and over a function compiled there, each beside the candidate processes it keeps.
+no_grad) and over a function compiled there, each beside the candidate processes it keeps;
+and the compiled reference after CPU work that evicts the host's caches, with and without an
+untimed call (on another set) just before each timed one.
 
     python benchmarks/_probe_timing.py [--env] [--out FILE]
 """
@@ -161,6 +163,29 @@ def env_variants() -> list[dict]:
                 times = [timed_call(fn, sets[k % SETS], flush)[1].stream_ms for k in range(CALLS)]
                 emit({"variant": name, "i": i, "median": round(statistics.median(times), 4),
                       "first3": [round(t, 4) for t in times[:3]]})  # fmt: skip
+        # Between two interleaved calls the parent pickles, talks to the child and compares:
+        # does a host path gone cold (CPU caches) slow a one-kernel call's launch, and does an
+        # untimed call on another set just before the timed one warm it again?
+        ballast = {str(k): list(range(64)) for k in range(300)}
+        block = bytearray(16 << 20)
+
+        def churn():  # a few ms: Python work, then a copy the size of a last-level cache
+            json.loads(json.dumps(ballast))
+            bytes(block)
+
+        def after_churn(k):
+            churn()
+            return timed_call(ref.run_compiled, sets[k % SETS], flush)[1].stream_ms
+
+        def prewarmed(k):
+            churn()
+            ref.run_compiled(*sets[(k + 1) % SETS])
+            return timed_call(ref.run_compiled, sets[k % SETS], flush)[1].stream_ms
+
+        for name, one in (("after_churn", after_churn), ("churn_then_prewarmed", prewarmed)):
+            for i in range(2):
+                times = [one(k) for k in range(CALLS)]
+                emit({"variant": name, "i": i, "median": round(statistics.median(times), 4)})
     return rows
 
 
