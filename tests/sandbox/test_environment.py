@@ -66,3 +66,33 @@ def test_library_headers_missing_here_is_no_gpu_not_a_compile_error(env):
     verdict = env.evaluate(load_task("gemm_bias_gelu"), read_solution(gemm), Stage.PROFILE)
     assert verdict.status == Status.NO_GPU and verdict.reward == -1
     assert "cuBLAS/cuDNN headers" in verdict.message and "cublas_v2.h" in verdict.message
+
+
+def test_a_harness_out_of_memory_is_tried_again_holding_the_gpu_alone(tmp_path, monkeypatch):
+    from contextlib import contextmanager
+
+    from cuda_agent.sandbox import environment as env_mod
+    from cuda_agent.sandbox.verdict import Verdict
+
+    task = load_task("elementwise_chain")
+    statuses = iter([Status.HARNESS_ERROR, Status.OK])
+    held = []
+
+    def evaluate(self, task, solution, stage, prebuilt):
+        status = next(statuses)
+        return Verdict(task=task.name, task_hash=task.hash, stage=stage, status=status,
+                       compiled=True, correct=status == Status.OK, reward=1,
+                       message=f"under lock {held[-1] if held else None}")  # fmt: skip
+
+    @contextmanager
+    def lock(device, exclusive):
+        held.append("exclusive" if exclusive else "shared")
+        yield 0.0
+        held.pop()
+
+    monkeypatch.setattr(env_mod.Environment, "_evaluate", evaluate)
+    monkeypatch.setattr(env_mod, "gpu_lock", lock)
+    with Environment(EnvConfig(cache_dir=tmp_path)) as env:
+        verdict = env.evaluate(task, read_solution(CHAIN), Stage.PROFILE)
+    assert verdict.status == Status.OK and verdict.message == "under lock exclusive"
+    assert held == []  # released

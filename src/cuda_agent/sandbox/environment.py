@@ -119,11 +119,21 @@ class Environment:
         stage: Stage = Stage.PROFILE,
         prebuilt: BuildResult | None = None,
     ) -> Verdict:
+        """The verdict of one evaluation. When the harness itself runs out of GPU memory (other
+        evaluations on the GPU hold theirs), it tries once more holding the GPU's lock
+        exclusively: no other process then holds a set of timing inputs or starts GPU work."""
         with self._lock:
             try:
-                return self._evaluate(task, solution, Stage(stage), prebuilt)
+                verdict = self._evaluate(task, solution, Stage(stage), prebuilt)
             finally:
                 self._release_gpu_memory()
+            if verdict.status != Status.HARNESS_ERROR:
+                return verdict
+            with gpu_lock(self._device, exclusive=True):
+                try:
+                    return self._evaluate(task, solution, Stage(stage), prebuilt)
+                finally:
+                    self._release_gpu_memory()
 
     def _evaluate(self, task, solution, stage, prebuilt) -> Verdict:
         seconds: dict[str, float] = {}

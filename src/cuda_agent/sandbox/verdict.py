@@ -16,8 +16,9 @@ class Status(StrEnum):
     VIOLATION = "violation"  # the guard caught a forbidden shortcut
     INVALID = "invalid"  # the solution folder breaks the workspace contract
     NO_GPU = "no_gpu"  # static checks and compile-only build ran; correctness and timing need a GPU
-    # the harness itself failed (out of GPU memory beside other evaluations): no verdict on the
-    # candidate; the bench runner retries it alone and a rerun redoes it
+    # the harness itself ran out of GPU memory beside other evaluations, on a second try too
+    # (holding the GPU's lock alone): no verdict on the candidate; the bench runner evaluates it
+    # again after every other evaluation, and a rerun redoes it
     HARNESS_ERROR = "harness_error"
 
 
