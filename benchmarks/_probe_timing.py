@@ -21,8 +21,9 @@ On the H200 (2026-12-03, 14:30 UTC) every variant but `queued` timed torch.compi
 then looks inside the Environment's process: its verdicts, its interleaved baselines without a
 candidate, and plain `timed_call` loops over its own compiled reference (with and without
 no_grad) and over a function compiled there, each beside the candidate processes it keeps;
-and the compiled reference after CPU work that evicts the host's caches, with and without an
-untimed call (on another set) just before each timed one.
+the compiled reference after CPU work that evicts the host's caches, with and without an
+untimed call (on another set) just before each timed one; and while a spare candidate process
+starts (CUDA context, CUPTI) against while none does.
 
     python benchmarks/_probe_timing.py [--env] [--out FILE]
 """
@@ -118,6 +119,7 @@ def env_variants() -> list[dict]:
     import torch
 
     from cuda_agent.sandbox import EnvConfig, Environment, Stage, read_solution
+    from cuda_agent.sandbox.candidate import discard
     from cuda_agent.sandbox.profile import profile_candidate
     from cuda_agent.sandbox.timing import L2Flusher, timed_call
     from cuda_agent.task import load_task
@@ -186,6 +188,26 @@ def env_variants() -> list[dict]:
             for i in range(2):
                 times = [one(k) for k in range(CALLS)]
                 emit({"variant": name, "i": i, "median": round(statistics.median(times), 4)})
+        # A spare candidate process starts (CUDA context, CUPTI) outside the GPU lock, and in
+        # back-to-back rounds one is always starting while a round times: does it slow a call?
+        spare = env._spare
+        for future in list(spare._ready):
+            future.result()
+        quiet = [timed_call(ref.run_compiled, sets[k % SETS], flush)[1].stream_ms
+                 for k in range(4 * CALLS)]  # fmt: skip
+        discard(spare.take())
+        spare.prepare()
+        starting, k = [], 0
+        while not all(f.done() for f in spare._ready) and k < 20000:
+            starting.append(timed_call(ref.run_compiled, sets[k % SETS], flush)[1].stream_ms)
+            k += 1
+        for name, times in (("spare_idle", quiet), ("spare_starting", starting)):
+            if len(times) < 10:
+                emit({"variant": name, "calls": len(times), "times": times})
+                continue
+            q = [round(x, 4) for x in statistics.quantiles(times, n=10)]
+            emit({"variant": name, "calls": len(times), "p10": q[0], "median": q[4],
+                  "p90": q[-1], "max": round(max(times), 4)})  # fmt: skip
     return rows
 
 
