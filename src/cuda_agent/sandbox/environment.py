@@ -123,17 +123,17 @@ class Environment:
         evaluations on the GPU hold theirs), it tries once more holding the GPU's lock
         exclusively: no other process then holds a set of timing inputs or starts GPU work."""
         with self._lock:
-            try:
-                verdict = self._evaluate(task, solution, Stage(stage), prebuilt)
-            finally:
-                self._release_gpu_memory()
-            if verdict.status != Status.HARNESS_ERROR:
-                return verdict
-            with gpu_lock(self._device, exclusive=True):
-                try:
-                    return self._evaluate(task, solution, Stage(stage), prebuilt)
-                finally:
-                    self._release_gpu_memory()
+            verdict = self._attempt(task, solution, Stage(stage), prebuilt)
+            if verdict.status == Status.HARNESS_ERROR:
+                with gpu_lock(self._device, exclusive=True):
+                    verdict = self._attempt(task, solution, Stage(stage), prebuilt)
+            return verdict
+
+    def _attempt(self, task, solution, stage, prebuilt) -> Verdict:
+        try:
+            return self._evaluate(task, solution, stage, prebuilt)
+        finally:
+            self._release_gpu_memory()
 
     def _evaluate(self, task, solution, stage, prebuilt) -> Verdict:
         seconds: dict[str, float] = {}

@@ -3,9 +3,8 @@
 Every batch child runs programs that import transformers' blocks; imported in each child, the
 shared part (transformers' activations and modeling utilities, this package) cost about 4 s of
 a 5 s first composition on the CPU machine; on the H200 host, a child's first composition took
-up to 13 s. Imported here
-once, a child inherits it. A transformers that fails to import is left to the child that needs
-it: the fork server must not die of it.
+up to 13 s. Imported here once, a child inherits it. A transformers that fails to import is left
+to the child that needs it: the fork server must not die of it.
 """
 
 import contextlib
