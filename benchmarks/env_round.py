@@ -99,7 +99,11 @@ def our_rounds(task, work: Path, rounds: int, cache: Path) -> dict:
         v = env.evaluate(task, read_solution(work), Stage.PROFILE)
         times.append(time.perf_counter() - start)
         verdicts.append(json.loads(v.model_dump_json()))
-        print(f"  round {i}: {times[-1]:.2f} s {v.status.value} {v.seconds}", flush=True)
+        print(
+            f"  round {i}: {times[-1]:.2f} s {v.status.value} ms eager {v.eager_ms} compile "
+            f"{v.compile_ms} candidate {v.candidate_ms} {v.seconds}",
+            flush=True,
+        )
     speedups = [v["speedup_vs_eager"] for v in verdicts if v["speedup_vs_eager"]]
     spread = (max(speedups) - min(speedups)) / statistics.median(speedups) if speedups else None
     return {
@@ -144,6 +148,7 @@ def main() -> None:
         for i in range(args.reference_rounds):
             _edit(work, i)
             theirs.append(reference_round(work, root / f"build{i}"))
+            print(f"  reference loop round {i}: {json.dumps(theirs[-1])}", flush=True)
         last = ours["verdicts"][-1]
         case = {
             "task": name,
@@ -171,7 +176,7 @@ def main() -> None:
             flush=True,
         )
         shutil.rmtree(root, ignore_errors=True)
-    args.out.write_text(json.dumps(results, indent=1))
+        args.out.write_text(json.dumps(results, indent=1))  # after each case: a cut run keeps it
 
 
 if __name__ == "__main__":

@@ -9,11 +9,13 @@
 #                (timed sections never overlap: see src/cuda_agent/sandbox/gpu_lock.py)
 #   bench        env_round (ours vs a CUDA-Agent-style loop), stored-solution runs over the
 #                honest fixtures with their reports, service throughput (BENCH_STEPS picks:
-#                "env_round stored service" by default; "probe" adds benchmarks/_probe_timing.py)
+#                "env_round stored service" by default; "probe" adds benchmarks/_probe_timing.py,
+#                "probe_env" only its --env half)
 #   synth        synthesis throughput: 300 candidates through every stage, 14 workers, cut at
 #                255 s (setup included) with partial results kept
 #   kernelbench  eager/torch.compile baselines and the null-kernel audit of all 250 problems
-#                (resumable: put an earlier kernelbench_baselines.jsonl in $RESUME_DIR)
+#                (resumable: put an earlier kernelbench_baselines.jsonl in $RESUME_DIR; KB_AUDIT=0
+#                skips the audit)
 #
 # On the device machine the packages its image lacks come as wheels in .whl/
 # (scripts/fetch_gpu_wheels.sh); elsewhere an installed cuda-agent is used as it is.
@@ -61,6 +63,8 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   if [[ $steps == *" probe "* ]]; then  # not in the default steps: a diagnostic
     python3 benchmarks/_probe_timing.py --out "$OUT/probe_timing.jsonl" 2>&1 \
       | tee "$OUT/probe_timing.log" || status=1
+  fi
+  if [[ $steps == *" probe "* || $steps == *" probe_env "* ]]; then
     python3 benchmarks/_probe_timing.py --env --out "$OUT/probe_env.jsonl" 2>&1 \
       | grep -v '^\[transformers\]' | tee "$OUT/probe_env.log" || status=1
   fi
@@ -98,16 +102,20 @@ if [ "$what" = kernelbench ] || [ "$what" = all ]; then
   export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-1}
   sweep=$OUT/kernelbench_baselines.jsonl
   [ -n "${RESUME_DIR:-}" ] && cp "$RESUME_DIR/kernelbench_baselines.jsonl" "$sweep" 2>/dev/null
-  # Eight workers compile side by side and take turns to time; a task that failed there (out of
-  # memory next to the others' big inputs) is retried by a second pass with one worker.
+  # Eight workers audit and compile every task side by side, then take turns to time (one held
+  # compile would keep a timer, and the workers queued behind it, waiting: level 3 took 6 min
+  # so on the H200). A task out of memory next to the others' big inputs is tried again alone
+  # on the GPU; one that still fails, by a second pass with one worker.
   for gpus in "${SWEEP_GPUS:-0,0,0,0,0,0,0,0}" 0; do
     cli baselines --tasks "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" --gpus "$gpus" \
       --out "$sweep" 2>&1 | tee -a "$OUT/baselines.log" || status=1
   done
   python3 benchmarks/baselines_vs_shared.py --baselines "$sweep" \
     --readme "$SHARED/kernelbench/README.md" > "$OUT/baselines_vs_shared.md" || status=1
-  cli audit --tasks "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" \
-    --gpus "${SWEEP_GPUS:-0,0,0,0,0,0,0,0}" --out "$OUT/kernelbench_audit.jsonl" \
-    2>&1 | tee "$OUT/audit.log" || status=1
+  if [ "${KB_AUDIT:-1}" = 1 ]; then  # KB_AUDIT=0: the baselines alone (a resumed sweep)
+    cli audit --tasks "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" \
+      --gpus "${SWEEP_GPUS:-0,0,0,0,0,0,0,0}" --out "$OUT/kernelbench_audit.jsonl" \
+      2>&1 | tee "$OUT/audit.log" || status=1
+  fi
 fi
 exit $status

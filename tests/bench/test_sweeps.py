@@ -10,6 +10,7 @@ import torch
 
 from cuda_agent.bench import EvaluationService, ServiceConfig, run_audit, run_baselines
 from cuda_agent.bench.sweeps import write_audit_table
+from cuda_agent.sandbox.baselines import TIMING_METHOD
 from cuda_agent.task import load_task
 from tests.bench.conftest import GOOD
 
@@ -32,12 +33,17 @@ def test_baselines_skip_recorded_keys_and_do_not_write_failures(tmp_path, servic
         "gpu": ident["gpu"],
         "torch_version": torch.__version__,
         "eager_ms": 1.0,
+        "timing_method": TIMING_METHOD,
     }
-    out.write_text(json.dumps(done) + "\n")
-    items = run_baselines(tasks, service, out)
+    # timed by an older method: timed again
+    stale = {**done, "task": GOOD[1], "task_hash": tasks[1].hash, "timing_method": None}
+    out.write_text(json.dumps(done) + "\n" + json.dumps(stale) + "\n")
+    prepared = []
+    items = run_baselines(tasks, service, out, on_prepared=prepared.append)
     assert [i.task.name for i in items] == [GOOD[1]]  # the recorded one was skipped
+    assert prepared == [tasks[1]]  # its untimed work went first, and failed the same way
     assert items[0].record is None and "needs a CUDA GPU" in items[0].error  # no GPU here
-    assert out.read_text().splitlines() == [json.dumps(done)]
+    assert out.read_text().splitlines() == [json.dumps(done), json.dumps(stale)]
 
 
 def test_audit_on_cpu_reports_each_task(tmp_path, service):

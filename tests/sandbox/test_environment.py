@@ -2,6 +2,7 @@
 
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -69,8 +70,6 @@ def test_library_headers_missing_here_is_no_gpu_not_a_compile_error(env):
 
 
 def test_a_harness_out_of_memory_is_tried_again_holding_the_gpu_alone(tmp_path, monkeypatch):
-    from contextlib import contextmanager
-
     from cuda_agent.sandbox import environment as env_mod
     from cuda_agent.sandbox.verdict import Verdict
 
@@ -96,3 +95,31 @@ def test_a_harness_out_of_memory_is_tried_again_holding_the_gpu_alone(tmp_path, 
         verdict = env.evaluate(task, read_solution(CHAIN), Stage.PROFILE)
     assert verdict.status == Status.OK and verdict.message == "under lock exclusive"
     assert held == []  # released
+
+
+def test_untimed_gpu_work_out_of_memory_is_tried_again_holding_the_gpu_alone(tmp_path, monkeypatch):
+    """Baselines' compile and timing: a second try only after the first ran out of memory,
+    holding the lock exclusively; an error other than out-of-memory is not retried."""
+    from cuda_agent.sandbox import environment as env_mod
+
+    held, calls = [], []
+
+    @contextmanager
+    def lock(device, exclusive):
+        held.append("exclusive" if exclusive else "shared")
+        yield 0.0
+        held.pop()
+
+    def work():
+        calls.append(held[-1] if held else None)
+        if len(calls) == 1:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB")
+        return 2.5
+
+    monkeypatch.setattr(env_mod, "gpu_lock", lock)
+    with Environment(EnvConfig(cache_dir=tmp_path)) as env:
+        assert env._alone_if_short(work) == 2.5
+        assert calls == [None, "exclusive"] and held == []
+        with pytest.raises(ValueError):
+            env._alone_if_short(lambda: calls.append("other") or int("x"))
+    assert calls[-1] == "other"  # tried once

@@ -87,3 +87,18 @@ def test_baselines_are_cached(env):
     again = env.baselines(task)
     assert again == first and first.compile_ms > 0 and first.eager_ms > 0
     assert first.gpu and first.torch_version
+
+
+def test_prepared_baselines_record_the_cold_first_call(tmp_path):
+    """A sweep compiles in one worker and times in another: the record keeps the first
+    worker's cold torch.compile cost, not the second's cache hit."""
+    task, config = load_task("row_sum_squares"), EnvConfig(cache_dir=tmp_path / "cache")
+    with Environment(config) as first:
+        cold = first.prepare_baselines(task)
+    assert cold is not None and cold > 0
+    with Environment(config) as second:
+        record = second.baselines(task)
+        assert record.compile_first_call_s == pytest.approx(cold)
+        assert record.compile_ms > 0 and record.eager_ms > 0
+        assert second.prepare_baselines(task) is None  # the baseline is cached: nothing to do
+    _report("prepared_baselines", cold_first_call_s=cold, record=record.model_dump())

@@ -80,11 +80,11 @@ class _Ref:
         self.compile_first_call_s = 1.5
 
     def __call__(self, x):
-        self.log.append("eager")
+        self.log.append(("eager", float(x[0])))
         return x * 2
 
     def run_compiled(self, x):
-        self.log.append("compile")
+        self.log.append(("compile", float(x[0])))
         return x * 2
 
 
@@ -102,9 +102,9 @@ class _Cand:
     def timed_request(self, cmd, payload=None):
         if cmd == "ping":
             return {"output": None, "time": CallTime(0.01, 0.03, 0.06)}, 0.0001
-        self.log.append("candidate")
+        self.log.append(("candidate", payload["index"], payload["warm_index"]))
         out = self.answer(self.sets[payload["index"]][0])
-        return {"output": out, "time": CallTime(0.2, 0.22, 0.25)}, 0.0003
+        return {"output": out, "time": CallTime(0.2, 0.22, 0.25), "warm_ms": 0.1}, 0.0004
 
 
 @pytest.fixture
@@ -129,16 +129,28 @@ def test_baselines_and_candidate_are_timed_interleaved_in_a_varying_order(cpu_ti
     log = []
     result = _profile(log, _Cand(log, lambda x: x * 2), timed_calls=12)
     assert result.failure is None and result.timed_calls == 12
-    # after sizing an output (one eager call), the expected outputs (12 untimed eager calls) and
-    # the warm-up (eager and compile once each; the candidate warms up in its own process),
-    # every input set gets one call of each side
-    turns = log[1 + 12 + 2 :]
-    rounds = [tuple(turns[i : i + 3]) for i in range(0, len(turns), 3)]
-    assert len(rounds) == 12
+    # after sizing an output (one eager call on the example, set value 0), the expected outputs
+    # (12 untimed eager calls) and the warm-up (eager and compile once each; the candidate warms
+    # up in its own process), every input set (values 1..12) gets one timed call of each side,
+    # after turn 0 each behind an untimed call of that side on the set of the turn before
+    turns, rounds = log[1 + 12 + 2 :], []
+    for i in range(12):
+        size = 3 if i == 0 else 5
+        chunk, turns = turns[:size], turns[size:]
+        warm = [e for e in chunk if e[0] != "candidate" and e[1] != i + 1]
+        assert sorted(warm) == ([] if i == 0 else [("compile", i), ("eager", i)])
+        assert [e[1:] for e in chunk if e[0] == "candidate"] == [(i, i - 1 if i else None)]
+        rounds.append(tuple(e[0] for e in chunk if e not in warm))
+        if i:  # the untimed call comes right before its side's timed one
+            for side in ("eager", "compile"):
+                assert chunk.index((side, i)) + 1 == chunk.index((side, i + 1))
+    assert turns == []
     assert all(sorted(r) == ["candidate", "compile", "eager"] for r in rounds)
     assert len(set(rounds)) > 1  # the order is drawn afresh (all 12 alike: odds 6^-11)
     assert result.eager_ms == 1.0 and result.compile_ms == 1.0 and result.candidate_ms == 0.2
     assert result.timing_checks["host_preemptions"] >= 0
+    # the round trip beyond the reported call, less the untimed call's time and a ping's
+    assert result.timing_checks["unreported_ms"] == pytest.approx((0.4 - 0.25 - 0.1) - (0.1 - 0.06))
 
 
 def test_a_wrong_timed_output_stops_the_run_with_a_mismatch(cpu_timer):
@@ -146,7 +158,8 @@ def test_a_wrong_timed_output_stops_the_run_with_a_mismatch(cpu_timer):
     result = _profile(log, _Cand(log, lambda x: x * 2 + (x >= 5).float()))
     assert result.failure["status"].value == "mismatch"
     assert "timed call" in result.failure["message"]
-    assert log.count("candidate") < 8  # stopped at the first wrong set, not timed to the end
+    # stopped at the first wrong set, not timed to the end
+    assert sum(e[0] == "candidate" for e in log) < 8
 
 
 def test_baselines_alone_time_eager_and_compile_only(cpu_timer):
@@ -154,7 +167,8 @@ def test_baselines_alone_time_eager_and_compile_only(cpu_timer):
     result = _profile(log, None, timed_calls=6)
     assert result.failure is None and result.candidate_ms is None
     turns = log[1 + 2 :]  # after sizing an output and the warm-up
-    assert sorted(turns) == ["compile"] * 6 + ["eager"] * 6
+    # 6 timed calls of each side, 5 of them behind an untimed one
+    assert sorted(e[0] for e in turns) == ["compile"] * 11 + ["eager"] * 11
 
 
 def test_spin_up_keeps_the_device_busy_for_the_time_asked_and_waits_for_it(monkeypatch):
@@ -202,8 +216,15 @@ def test_the_first_compiled_call_holds_the_gpu_lock_shared_and_timing_exclusive(
     ref = _Uncompiled(log, held)
     draw = lambda: [torch.ones(4)]  # noqa: E731
     config = EnvConfig(timed_calls=4, warmup_calls=1)
-    result = profile_mod.profile_candidate(None, ref, draw, [], [], 0, config, None, "cpu")
+    release = lambda: log.append(f"release, lock {held[-1]}")  # noqa: E731
+    result = profile_mod.profile_candidate(
+        None, ref, draw, [], [], 0, config, None, "cpu", release=release
+    )
     assert log[:3] == ["lock shared", "first compiled call, lock shared", "unlock shared"]
     assert log[3] == "lock exclusive" and log[-1] == "unlock exclusive"
-    assert log[4:-1].count("compile") == 1 + result.timed_calls  # warm-up and timed, inside
+    # warm-up, timed calls and the untimed ones before all timed calls but the first: inside
+    compiled = [e for e in log[4:-1] if e[0] == "compile"]
+    assert len(compiled) == 1 + 2 * result.timed_calls - 1
+    # the timing sets' memory goes back before another process may time
+    assert log[-2] == "release, lock exclusive"
     assert result.compile_first_call_s == 1.5 and result.compile_ms == 1.0

@@ -43,6 +43,10 @@ def baselines(env: Environment, task: Task) -> BaselineRecord:
     return env.baselines(task)
 
 
+def prepare_baselines(env: Environment, task: Task) -> float | None:
+    return env.prepare_baselines(task)
+
+
 def audit(env: Environment, task: Task) -> AuditRecord:
     return env.audit(task)
 
@@ -58,6 +62,7 @@ METHODS = {
     "build": build,
     "evaluate": evaluate,
     "baselines": baselines,
+    "prepare_baselines": prepare_baselines,
     "audit": audit,
     "identity": identity,
 }

@@ -95,6 +95,12 @@ class EvaluationService:
         """(task, Environment.baselines(task)) as they finish, or (task, the exception)."""
         return self._gpu_map("baselines", tasks)
 
+    def prepare_baselines(
+        self, tasks: Iterable[Task]
+    ) -> Iterator[tuple[Task, float | None | Exception]]:
+        """(task, Environment.prepare_baselines(task)) as they finish, or (task, the exception)."""
+        return self._gpu_map("prepare_baselines", tasks)
+
     def audit(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, AuditRecord | Exception]]:
         """(task, Environment.audit(task)) as they finish, or (task, the exception)."""
         return self._gpu_map("audit", tasks)

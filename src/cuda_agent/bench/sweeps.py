@@ -16,6 +16,7 @@ from pathlib import Path
 from cuda_agent.bench.jsonl import JsonlLog
 from cuda_agent.bench.metrics import level_key
 from cuda_agent.bench.service import EvaluationService
+from cuda_agent.sandbox.baselines import TIMING_METHOD
 from cuda_agent.task import Task
 
 
@@ -41,12 +42,27 @@ def run_baselines(
     service: EvaluationService,
     out: Path,
     on_item: Callable[[SweepItem], None] | None = None,
+    on_prepared: Callable[[Task], None] | None = None,
 ) -> list[SweepItem]:
-    """Eager and torch.compile timings of every task not yet in `out` for this GPU and torch."""
+    """Eager and torch.compile timings of every task not yet in `out` for this GPU, torch and
+    timing method (rows of an older method are timed again and appended; readers take the
+    newest row of a task).
+
+    Two passes: every task's untimed GPU work first (the audit, torch.compile's first call:
+    `Environment.prepare_baselines`), then the timings, which then wait on no long compile. A
+    task that fails the first pass is not reported there: the timing pass meets the same error
+    and reports it."""
     log = JsonlLog(out)
     ident = service.identity()
-    have = {(r.get("task_hash"), r.get("gpu"), r.get("torch_version")) for r in log.read()}
+    have = {
+        (r.get("task_hash"), r.get("gpu"), r.get("torch_version"))
+        for r in log.read()
+        if r.get("timing_method") == TIMING_METHOD
+    }
     todo = [t for t in tasks if (t.hash, ident["gpu"], ident["torch_version"]) not in have]
+    for task, _ in service.prepare_baselines(todo):
+        if on_prepared is not None:
+            on_prepared(task)
     return _sweep(service.baselines(todo), log, on_item)
 
 

@@ -129,7 +129,7 @@ def baselines(
 ) -> None:
     """Time eager and torch.compile once per (task, GPU, torch version) into the cache."""
     found = load_tasks(tasks, parse_int_set(levels, "--levels"), parse_int_set(ids, "--ids"))
-    _sweep(run_baselines, found, out, _service(gpus, 0, ray, in_process), "baselines")
+    _sweep(run_baselines, found, out, _service(gpus, 0, ray, in_process), "baselines", True)
 
 
 def audit(
@@ -158,10 +158,15 @@ def report(
 COMMANDS = (bench, baselines, audit, report)
 
 
-def _sweep(fn, found, out: Path, config: ServiceConfig, what: str) -> None:
+def _sweep(fn, found, out: Path, config: ServiceConfig, what: str, prepared=False) -> None:
+    """`prepared`: `fn` first runs every task's untimed GPU work, shown as its own bar."""
     console = Console(stderr=True)
     failed = 0
     with EvaluationService(config) as service, _progress(console) as progress:
+        extra = {}
+        if prepared:
+            prep = progress.add_task("audit and torch.compile", total=None)
+            extra["on_prepared"] = lambda task: progress.advance(prep)
         bar = progress.add_task(what, total=None)
 
         def on_item(item) -> None:
@@ -171,7 +176,7 @@ def _sweep(fn, found, out: Path, config: ServiceConfig, what: str) -> None:
                 progress.console.print(f"{item.task.name}: failed: {item.error}")
             progress.advance(bar)
 
-        items = fn(found, service, out, on_item)
+        items = fn(found, service, out, on_item, **extra)
     if items and failed == len(items):
         first = next(i for i in items if i.error)
         raise UserError(f"{what} failed for every task; the first: {first.error}")

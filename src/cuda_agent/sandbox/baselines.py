@@ -1,4 +1,8 @@
-"""Eager and torch.compile timings, cached once per (task, GPU, torch version) on disk."""
+"""Eager and torch.compile timings, cached once per (task, GPU, torch version) on disk.
+
+A record carries the version of the timing method that produced it; one from another version
+is not reused (it is timed again), so a change of method never mixes with cached figures.
+"""
 
 from __future__ import annotations
 
@@ -26,10 +30,18 @@ class BaselineRecord(BaseModel):
     # the timing thread's involuntary context switches during the timed calls: a loaded host
     # (None: timed before this was recorded)
     host_preemptions: int | None = None
+    # TIMING_METHOD when timed (None: before methods were versioned)
+    timing_method: int | None = None
 
     @staticmethod
     def now() -> str:
         return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class CompileCost(BaseModel):
+    """torch.compile's first call of a task's reference, measured without warm caches."""
+
+    seconds: float
 
 
 def baseline_path(cache_dir: Path, task_hash: str, gpu: str, torch_version: str) -> Path:
@@ -37,11 +49,17 @@ def baseline_path(cache_dir: Path, task_hash: str, gpu: str, torch_version: str)
     return cache_dir / "baselines" / f"{task_hash}-{slug}.json"
 
 
+# 2: every timed call but the first behind an untimed call of its side (see profile.py)
+TIMING_METHOD = 2
+
+
 def load_baseline(path: Path) -> BaselineRecord | None:
+    """The cached record, or None when missing, unreadable or timed by another method."""
     try:
-        return BaselineRecord.model_validate(json.loads(path.read_text()))
+        record = BaselineRecord.model_validate(json.loads(path.read_text()))
     except (OSError, ValueError):
         return None
+    return record if record.timing_method == TIMING_METHOD else None
 
 
 def save_json(path: Path, model: BaseModel) -> None:

@@ -8,6 +8,14 @@ clock for the round trip, each beside a no-op call made next to it by the harnes
 Baselines are timed the way the candidate is: fresh sets, L2 flushed, each output released before
 the next call; and interleaved with it, set by set, so that what drifts during a run (the GPU's
 clocks, the host's load) moves every side alike instead of the speed-ups.
+
+Every timed call but the first follows an untimed call of the same side on the set timed the turn
+before (so there is nothing in it to precompute). Between two calls of one side the harness
+pickles, talks to the candidate and compares outputs, and a call whose launch path went cold that
+way is slow to start: on the H200 (2026-12-03), torch.compile's one fused kernel of
+elementwise_chain timed at 0.47–0.51 ms so, 0.33 ms with the untimed call before it, and 0.31–0.35
+ms in a loop of back-to-back calls (how CUDA Agent's scripts time); eager's four kernels, whose
+first launch is cheap, at 1.06 ms each way.
 """
 
 from __future__ import annotations
@@ -51,19 +59,25 @@ class ProfileResult:
     failure: dict | None = None  # verdict fields when the candidate failed during timing
 
 
-def profile_candidate(cand, ref, draw, vsets, refs, poison, config, cached, device):
+def profile_candidate(cand, ref, draw, vsets, refs, poison, config, cached, device, release=None):
     """Baselines (re-timed eager; torch.compile from `cached` unless compiled here) and, when
     `cand` is given, the candidate on the same fresh input sets. torch.compile's first call runs
     first, holding the GPU's lock shared: mostly CPU-bound, but its kernels and inductor's
     benchmarks of kernel configurations must not overlap another process's timing (they did, on
     the H200 with eight workers on one GPU: 91 of 216 baselines spread over 5 %, against 1 of
-    34 timed by one worker alone). Everything timed runs holding the lock exclusively."""
+    34 timed by one worker alone). Everything timed runs holding the lock exclusively, and
+    `release` (freeing the timing sets' memory) runs before it lets go: sets of up to
+    `timing_memory_gb` left cached would leave the next timer on the GPU short (on the H200,
+    eight workers sweeping KernelBench: 55 of 228 baselines ran out of memory)."""
     with gpu_lock(device, exclusive=False):
         example = vsets[0] if vsets else draw()
         if cached is None or ref.compiled is not None:
             ref.ensure_compiled(example)
     with gpu_lock(device, exclusive=True) as waited:
         result = _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device)
+        del example
+        if release is not None:
+            release()
     result.lock_wait_s = waited
     return result
 
@@ -128,7 +142,8 @@ def _interleaved(sides: dict, n: int, distinct: int) -> dict | None:
     timed blocks. The first failure's verdict fields, or None."""
     for i in range(n):
         for name in _coin.sample(list(sides), len(sides)):
-            failure = sides[name].call(i, i % distinct, n)
+            warm = (i - 1) % distinct if i else None
+            failure = sides[name].call(i, i % distinct, warm, n)
             if failure is not None:
                 return failure
     return None
@@ -155,7 +170,9 @@ class _Trusted:
             self.fn(*inputs)
         synchronize()
 
-    def call(self, i: int, index: int, n: int) -> None:
+    def call(self, i: int, index: int, warm: int | None, n: int) -> None:
+        if warm is not None:
+            self.fn(*self.sets[warm])
         out, t = timed_call(self.fn, self.sets[index], self.flush)
         del out
         self.times.append(t)
@@ -176,7 +193,7 @@ class _Candidate:
     def warm_up(self, warm: list) -> None:
         self.cand.request("warmup", warm)
 
-    def call(self, i: int, index: int, n: int) -> dict | None:
+    def call(self, i: int, index: int, warm: int | None, n: int) -> dict | None:
         """None, or the failure's verdict fields."""
         cand, poison = self.cand, self.poison
         # A ping (the same request with the harness's own no-op as forward) next to every call,
@@ -186,7 +203,8 @@ class _Candidate:
         ping_first = _coin.random() < 0.5
         if ping_first:
             ping = cand.timed_request("ping", poison)
-        reply, wall = cand.timed_request("call", {"index": index, "poison_bytes": poison})
+        job = {"index": index, "warm_index": warm, "poison_bytes": poison}
+        reply, wall = cand.timed_request("call", job)
         if not ping_first:
             ping = cand.timed_request("ping", poison)
         check = compare(self.expected[index], reply["output"], self.config.atol, self.config.rtol)
@@ -201,7 +219,8 @@ class _Candidate:
         ping_time, ping_wall = ping[0]["time"], ping[1]
         self.pings.append(ping_time)
         self.unreported.append(
-            (wall * 1e3 - reply["time"].host_ms) - (ping_wall * 1e3 - ping_time.host_ms)
+            (wall * 1e3 - reply["time"].host_ms - reply["warm_ms"])
+            - (ping_wall * 1e3 - ping_time.host_ms)
         )
         return None
 

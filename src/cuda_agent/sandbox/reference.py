@@ -34,12 +34,16 @@ class Reference:
 
     def ensure_compiled(self, example: list) -> float:
         """Compile (default mode) and make the first call; returns its seconds."""
-        if self.compiled is None:
-            self.compiled = torch.compile(self.model)
+        if (
+            self.compiled is None
+        ):  # set only once a first call succeeded (one may run out of memory)
+            compiled = torch.compile(self.model)
             start = time.perf_counter()
-            self.run_compiled(*example)
+            with torch.no_grad():
+                compiled(*example)
             torch.cuda.synchronize()
             self.compile_first_call_s = time.perf_counter() - start
+            self.compiled = compiled
         return self.compile_first_call_s
 
     def state_for_candidate(self) -> dict:
