@@ -55,3 +55,17 @@ def test_a_later_verdict_of_the_same_solution_replaces_the_earlier(task, tmp_pat
     # c fails when profiled again on fresh inputs: it is no longer the answer
     assert bench.consider(c, verdict(task, Stage.PROFILE, correct=False))
     assert bench.best.solution == b
+
+
+def test_a_harness_error_never_replaces_a_known_verdict(task, tmp_path, environment):
+    bench = Workbench(task, new_workspace(task, tmp_path / "ws"), environment)
+    a = solution("a")
+    bench.consider(a, verdict(task, Stage.VERIFY, correct=True))
+    failed = verdict(task, Stage.PROFILE, correct=False).model_copy(
+        update={"status": Status.HARNESS_ERROR, "reward": -1}
+    )
+    assert not bench.consider(a, failed)  # profiling at the end ran out of GPU memory
+    assert bench.best.solution == a and bench.best.verdict.reward == 1
+    b = solution("b")
+    assert not bench.consider(b, failed)  # unknown before: recorded, but it is not correct
+    assert bench.best.solution == a

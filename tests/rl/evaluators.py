@@ -13,8 +13,11 @@ CORRECT = "# correct"  # correct, no faster
 
 
 class ScriptedEvaluator:
-    def __init__(self, log: str | None = None):
+    """`harness_errors`: this many first calls end in a harness_error, whatever the solution."""
+
+    def __init__(self, log: str | None = None, harness_errors: int = 0):
         self.log = log
+        self.harness_errors = harness_errors
 
     def evaluate(self, task: Task, solution: Solution, stage: Stage) -> Verdict:
         if self.log is not None:
@@ -23,6 +26,18 @@ class ScriptedEvaluator:
                     json.dumps({"task": task.name, "stage": stage.value, "files": solution.files})
                     + "\n"
                 )
+        if self.harness_errors > 0:
+            self.harness_errors -= 1
+            return Verdict(
+                task=task.name,
+                task_hash=task.hash,
+                stage=stage,
+                status=Status.HARNESS_ERROR,
+                compiled=True,
+                correct=False,
+                reward=-1,
+                message="the harness ran out of GPU memory holding this task's inputs",
+            )
         code = solution.files["model_new.py"]
         if FAST not in code and CORRECT not in code:
             return Verdict(

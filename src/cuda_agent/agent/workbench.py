@@ -32,7 +32,14 @@ from cuda_agent.agent.tools import (
 )
 from cuda_agent.agent.trajectory import Best, ErrorKind, Observation
 from cuda_agent.errors import UserError
-from cuda_agent.sandbox import Solution, Stage, Verdict, create_workspace, read_solution
+from cuda_agent.sandbox import (
+    Solution,
+    Stage,
+    Status,
+    Verdict,
+    create_workspace,
+    read_solution,
+)
 from cuda_agent.task import Task
 
 DEFAULT_TOOLS: tuple[Tool, ...] = (
@@ -145,8 +152,12 @@ class Workbench:
         )
 
     def consider(self, solution: Solution, verdict: Verdict) -> bool:
-        """Record a verdict; True when it made `best` change."""
+        """Record a verdict; True when it made `best` change. A harness_error (the harness
+        failed, not the solution) never replaces a verdict already known: an episode's reward
+        must not drop to -1 because the GPU was short of memory when its best was profiled."""
         known = self._seen.get(solution.hash)
+        if verdict.status == Status.HARNESS_ERROR and known is not None:
+            return False
         if known is None or _STAGE_ORDER[verdict.stage] >= _STAGE_ORDER[known.verdict.stage]:
             self._seen[solution.hash] = Best(solution=solution, verdict=verdict)
         correct = [b for b in self._seen.values() if b.verdict.correct]

@@ -4,6 +4,11 @@ veRL's reward manager calls `compute_score(data_source, solution_str, ground_tru
 with the decoded response and the dataset row's fields; `reward_kwargs` from the config name the
 evaluator. The score is the environment's milestone reward at stage profile, -1 when the
 response holds no valid solution. The function imports nothing from veRL.
+
+A `harness_error` verdict (the harness itself ran out of GPU memory, after the Environment's own
+try alone on the GPU) says nothing about the response, so it never becomes a reward: the
+response is evaluated again, and when the harness keeps failing the step stops with what to
+change, rather than train on a -1 the policy did not earn.
 """
 
 from __future__ import annotations
@@ -12,8 +17,10 @@ from typing import Any
 
 from cuda_agent.rl.evaluators import LOCAL, EvaluatorSpec, open_evaluator
 from cuda_agent.rl.single_turn import extract_solution
-from cuda_agent.sandbox import Stage
+from cuda_agent.sandbox import Stage, Status
 from cuda_agent.task import Task
+
+HARNESS_RETRIES = 2
 
 
 def compute_score(
@@ -35,6 +42,17 @@ def compute_score(
         return {"score": -1.0, "extracted": False, "compiled": False, "correct": False}
     with open_evaluator(EvaluatorSpec(evaluator, dict(evaluator_kwargs or {}))) as env:
         verdict = env.evaluate(task, found.solution, Stage.PROFILE)
+        for _ in range(HARNESS_RETRIES):
+            if verdict.status != Status.HARNESS_ERROR:
+                break
+            verdict = env.evaluate(task, found.solution, Stage.PROFILE)
+    if verdict.status == Status.HARNESS_ERROR:
+        raise RuntimeError(
+            f"{task.name}: the harness failed {1 + HARNESS_RETRIES} times to evaluate a response "
+            f"({verdict.message.splitlines()[0]}); that is no verdict on the response, so it "
+            "gets no reward: run fewer evaluations per GPU or lower the environment's "
+            "timing_memory_gb"
+        )
     return {
         "score": float(verdict.reward),
         "extracted": True,
