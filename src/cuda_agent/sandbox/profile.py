@@ -65,15 +65,21 @@ def profile_candidate(cand, ref, draw, vsets, refs, poison, config, cached, devi
     first, holding the GPU's lock shared: mostly CPU-bound, but its kernels and inductor's
     benchmarks of kernel configurations must not overlap another process's timing (they did, on
     the H200 with eight workers on one GPU: 91 of 216 baselines spread over 5 %, against 1 of
-    34 timed by one worker alone). Everything timed runs holding the lock exclusively, and
-    `release` (freeing the timing sets' memory) runs before it lets go: sets of up to
-    `timing_memory_gb` left cached would leave the next timer on the GPU short (on the H200,
-    eight workers sweeping KernelBench: 55 of 228 baselines ran out of memory)."""
+    34 timed by one worker alone). Everything timed runs holding the lock exclusively.
+
+    `release` (baselines only: no candidate holds any of this process's GPU memory) frees what
+    each section cached before it ends, and the example input of the first call is not kept
+    across the wait for the exclusive lock: sets of up to `timing_memory_gb` left cached would
+    leave the next timer short, and so would seven workers each waiting for their turn with a
+    level-1 example and its first call's buffers (20–25 GB each on the H200, where 55 of 228
+    baselines of a KernelBench sweep with eight workers ran out of memory)."""
     with gpu_lock(device, exclusive=False):
-        example = vsets[0] if vsets else draw()
         if cached is None or ref.compiled is not None:
-            ref.ensure_compiled(example)
+            ref.ensure_compiled(vsets[0] if vsets else draw())
+        if release is not None:
+            release()
     with gpu_lock(device, exclusive=True) as waited:
+        example = vsets[0] if vsets else draw()
         result = _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device)
         del example
         if release is not None:
