@@ -28,28 +28,10 @@ class ScriptedEvaluator:
                 )
         if self.harness_errors > 0:
             self.harness_errors -= 1
-            return Verdict(
-                task=task.name,
-                task_hash=task.hash,
-                stage=stage,
-                status=Status.HARNESS_ERROR,
-                compiled=True,
-                correct=False,
-                reward=-1,
-                message="the harness ran out of GPU memory holding this task's inputs",
-            )
+            return _failed(task, stage, Status.HARNESS_ERROR, "the harness ran out of GPU memory")
         code = solution.files["model_new.py"]
         if FAST not in code and CORRECT not in code:
-            return Verdict(
-                task=task.name,
-                task_hash=task.hash,
-                stage=stage,
-                status=Status.COMPILE_ERROR,
-                compiled=False,
-                correct=False,
-                reward=-1,
-                message="kernels/: no kernel found",
-            )
+            return _failed(task, stage, Status.COMPILE_ERROR, "kernels/: no kernel found")
         correct = stage != Stage.COMPILE
         speedup = (2.0 if FAST in code else 1.0) if stage == Stage.PROFILE else None
         return Verdict(
@@ -66,3 +48,16 @@ class ScriptedEvaluator:
             speedup_vs_compile=speedup,
             reward=milestone_reward(correct, speedup, speedup),
         )
+
+
+def _failed(task: Task, stage: Stage, status: Status, message: str) -> Verdict:
+    return Verdict(
+        task=task.name,
+        task_hash=task.hash,
+        stage=stage,
+        status=status,
+        compiled=status != Status.COMPILE_ERROR,
+        correct=False,
+        reward=-1,
+        message=message,
+    )
