@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from cuda_agent.bench.store import failed_verdict
 from cuda_agent.sandbox import Solution, Stage, Status, Verdict, milestone_reward
 from cuda_agent.task import Task
 
@@ -28,10 +29,11 @@ class ScriptedEvaluator:
                 )
         if self.harness_errors > 0:
             self.harness_errors -= 1
-            return _failed(task, stage, Status.HARNESS_ERROR, "the harness ran out of GPU memory")
+            failed = failed_verdict(task, stage, Status.HARNESS_ERROR, "the harness ran out")
+            return failed.model_copy(update={"compiled": True})  # as the Environment says it
         code = solution.files["model_new.py"]
         if FAST not in code and CORRECT not in code:
-            return _failed(task, stage, Status.COMPILE_ERROR, "kernels/: no kernel found")
+            return failed_verdict(task, stage, Status.COMPILE_ERROR, "kernels/: no kernel found")
         correct = stage != Stage.COMPILE
         speedup = (2.0 if FAST in code else 1.0) if stage == Stage.PROFILE else None
         return Verdict(
@@ -48,16 +50,3 @@ class ScriptedEvaluator:
             speedup_vs_compile=speedup,
             reward=milestone_reward(correct, speedup, speedup),
         )
-
-
-def _failed(task: Task, stage: Stage, status: Status, message: str) -> Verdict:
-    return Verdict(
-        task=task.name,
-        task_hash=task.hash,
-        stage=stage,
-        status=status,
-        compiled=status != Status.COMPILE_ERROR,
-        correct=False,
-        reward=-1,
-        message=message,
-    )

@@ -34,9 +34,8 @@ class Reference:
 
     def ensure_compiled(self, example: list) -> float:
         """Compile (default mode) and make the first call; returns its seconds."""
-        if (
-            self.compiled is None
-        ):  # set only once a first call succeeded (one may run out of memory)
+        if self.compiled is None:
+            # kept only once a first call succeeded: one may run out of memory
             compiled = torch.compile(self.model)
             start = time.perf_counter()
             with torch.no_grad():
