@@ -13,14 +13,19 @@ from cuda_agent.sandbox.child import candidate_main
 from cuda_agent.sandbox.processes import Exit, kill_tree, start_process, wait_ready
 from cuda_agent.sandbox.verdict import Status
 
+# the child's error labels (see child._describe); any other is the candidate's runtime error
+_LABELS = {"interface": Status.INVALID, "harness": Status.HARNESS_ERROR}
+
 
 class CandidateFailure(Exception):
-    """The candidate process failed a request; carries the verdict status and message."""
+    """The candidate process failed a request; carries the verdict status and message, and
+    whether it ran out of GPU memory (see `Environment.evaluate`)."""
 
-    def __init__(self, status: Status, message: str):
+    def __init__(self, status: Status, message: str, out_of_memory: bool = False):
         super().__init__(message)
         self.status = status
         self.message = message
+        self.out_of_memory = out_of_memory
 
 
 class CandidateProcess:
@@ -72,8 +77,12 @@ class CandidateProcess:
         kind, payload = msg
         if kind == "error":
             label, _, text = payload.partition("|")
-            status = Status.INVALID if label == "interface" else Status.RUNTIME_ERROR
-            raise CandidateFailure(status, f"{step}: {text}{self._log_tail()}")
+            status = _LABELS.get(label, Status.RUNTIME_ERROR)
+            raise CandidateFailure(
+                status,
+                f"{step}: {text}{self._log_tail()}",
+                out_of_memory=label in ("oom", "harness"),
+            )
         return kind, payload
 
     def _failure(self, stopped: Exit, step: str = "") -> CandidateFailure:

@@ -26,6 +26,7 @@ from cuda_agent.sandbox.timing import L2Flusher, synchronize, timed_call
 _no_grad = torch.no_grad
 _fill = torch.Tensor.fill_
 _empty = torch.empty  # bound before candidate code can patch torch's names
+_OutOfMemoryError = torch.cuda.OutOfMemoryError
 
 
 def candidate_main(conn, workdir: str, device_index: int) -> None:
@@ -182,17 +183,38 @@ class _InterfaceError(Exception):
     """ModelNew does not have Model's constructor or state_dict."""
 
 
+class _HarnessOutOfMemory(Exception):
+    """The harness's own allocation in this process ran out of GPU memory: no fault of the
+    candidate's (other evaluations on the GPU hold theirs)."""
+
+
 def _poison(nbytes: int, device: torch.device) -> None:
     """Fill memory the allocator will hand out next with NaN: unwritten outputs then fail."""
     if nbytes > 0:
-        block = _empty(nbytes // 4 + 1, dtype=torch.float32, device=device)
+        try:
+            block = _empty(nbytes // 4 + 1, dtype=torch.float32, device=device)
+        except _OutOfMemoryError as err:
+            raise _HarnessOutOfMemory(
+                f"the harness's NaN fill of {nbytes / 2**30:.2f} GiB before the call: "
+                f"{str(err).splitlines()[0]}"
+            ) from None
         _fill(block, float("nan"))
         del block
 
 
 def _describe(err: BaseException, root: Path) -> str:
-    """The error and the candidate's own frames (not the harness's)."""
-    kind = "interface" if isinstance(err, _InterfaceError) else "error"
+    """The error and the candidate's own frames (not the harness's), after a label the parent
+    maps to a status: interface (invalid), harness (the harness ran out of GPU memory), oom (the
+    candidate's code did: its own fault only when no other evaluation shared the GPU), error."""
+    kind = "error"
+    for cls, label in (
+        (_InterfaceError, "interface"),
+        (_HarnessOutOfMemory, "harness"),
+        (_OutOfMemoryError, "oom"),
+    ):
+        if isinstance(err, cls):
+            kind = label
+            break
     frames = [f for f in traceback.extract_tb(err.__traceback__) if str(root) in f.filename]
     where = "".join(
         f"  {Path(f.filename).name}:{f.lineno} in {f.name}: {f.line}\n" for f in frames[-4:]

@@ -61,6 +61,7 @@ class Environment:
         self.config = config or EnvConfig()
         self.has_gpu = torch.cuda.is_available()
         self._lock = threading.Lock()
+        self._alone = False  # evaluating again holding the GPU's lock exclusively (see evaluate)
         self._toolchain: Toolchain | None = None
         self._references: OrderedDict[str, Reference] = OrderedDict()
         self._ctx = forkserver_context() if self.has_gpu else None
@@ -128,13 +129,20 @@ class Environment:
         prebuilt: BuildResult | None = None,
     ) -> Verdict:
         """The verdict of one evaluation. When the harness itself runs out of GPU memory (other
-        evaluations on the GPU hold theirs), it tries once more holding the GPU's lock
-        exclusively: no other process then holds a set of timing inputs or starts GPU work."""
+        evaluations on the GPU hold theirs), or the candidate's code does while others share
+        the GPU, it tries once more holding the GPU's lock exclusively: no other process then
+        holds a set of timing inputs or starts GPU work. Only on that try is the candidate's
+        own out-of-memory its runtime error (on the H200, a KernelBench softmax with 6 GB
+        outputs ran out beside two other evaluations and was scored -1)."""
         with self._lock:
             verdict = self._attempt(task, solution, Stage(stage), prebuilt)
             if verdict.status == Status.HARNESS_ERROR:
                 with gpu_lock(self._device, exclusive=True):
-                    verdict = self._attempt(task, solution, Stage(stage), prebuilt)
+                    self._alone = True
+                    try:
+                        verdict = self._attempt(task, solution, Stage(stage), prebuilt)
+                    finally:
+                        self._alone = False
             return verdict
 
     def _attempt(self, task, solution, stage, prebuilt) -> Verdict:
@@ -327,18 +335,25 @@ class Environment:
                 f"fewer evaluations sharing the GPU): {str(err).splitlines()[0]}",
             )
         except CandidateFailure as err:
-            return Verdict(
-                **base,
-                **facts,
-                status=err.status,
-                compiled=True,
-                correct=False,
-                message=err.message,
-            )
+            return self._candidate_failure(base, facts, err)
         finally:
             if cand is not None:
                 discard(cand)
             self._spare.prepare()  # the next round's process warms up while the caller thinks
+
+    def _candidate_failure(self, base: dict, facts: dict, err: CandidateFailure) -> Verdict:
+        status, message = err.status, err.message
+        if err.out_of_memory and status == Status.RUNTIME_ERROR and not self._alone:
+            status = Status.HARNESS_ERROR
+            message = (
+                "the candidate ran out of GPU memory while other evaluations shared the GPU "
+                f"(not yet a verdict: it is tried again holding the GPU alone): {message}"
+            )
+        elif err.out_of_memory and status == Status.RUNTIME_ERROR:
+            message = f"ran out of GPU memory with no other evaluation running: {message}"
+        return Verdict(
+            **base, **facts, status=status, compiled=True, correct=False, message=message
+        )
 
     def _new_candidate(self) -> CandidateProcess:
         workdir = self.config.cache_dir / "runs" / uuid.uuid4().hex
