@@ -3,6 +3,8 @@ torch header (built once, ~1-2 min on a 2-core box), so no test pays for it twic
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 
 from cuda_agent.sandbox.build import ensure_pch
@@ -19,3 +21,21 @@ def build_cache(tmp_path_factory, toolchain):
     cache = tmp_path_factory.mktemp("build-cache")
     assert ensure_pch(toolchain, cache) is not None, "the precompiled torch header did not build"
     return cache
+
+
+@pytest.fixture()
+def recorded_gpu_lock(monkeypatch) -> list[str]:
+    """The Environment's GPU lock replaced by one that records the modes held, innermost last
+    (empty again once every section is left)."""
+    from cuda_agent.sandbox import environment
+
+    held: list[str] = []
+
+    @contextmanager
+    def lock(device, exclusive):
+        held.append("exclusive" if exclusive else "shared")
+        yield 0.0
+        held.pop()
+
+    monkeypatch.setattr(environment, "gpu_lock", lock)
+    return held

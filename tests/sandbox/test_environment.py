@@ -2,7 +2,6 @@
 
 import os
 import shutil
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -69,13 +68,15 @@ def test_library_headers_missing_here_is_no_gpu_not_a_compile_error(env):
     assert "cuBLAS/cuDNN headers" in verdict.message and "cublas_v2.h" in verdict.message
 
 
-def test_a_harness_out_of_memory_is_tried_again_holding_the_gpu_alone(tmp_path, monkeypatch):
+def test_a_harness_out_of_memory_is_tried_again_holding_the_gpu_alone(
+    tmp_path, monkeypatch, recorded_gpu_lock
+):
     from cuda_agent.sandbox import environment as env_mod
     from cuda_agent.sandbox.verdict import Verdict
 
     task = load_task("elementwise_chain")
     statuses = iter([Status.HARNESS_ERROR, Status.OK])
-    held = []
+    held = recorded_gpu_lock
 
     def evaluate(self, task, solution, stage, prebuilt):
         status = next(statuses)
@@ -83,32 +84,19 @@ def test_a_harness_out_of_memory_is_tried_again_holding_the_gpu_alone(tmp_path, 
                        compiled=True, correct=status == Status.OK, reward=1,
                        message=f"under lock {held[-1] if held else None}")  # fmt: skip
 
-    @contextmanager
-    def lock(device, exclusive):
-        held.append("exclusive" if exclusive else "shared")
-        yield 0.0
-        held.pop()
-
     monkeypatch.setattr(env_mod.Environment, "_evaluate", evaluate)
-    monkeypatch.setattr(env_mod, "gpu_lock", lock)
     with Environment(EnvConfig(cache_dir=tmp_path)) as env:
         verdict = env.evaluate(task, read_solution(CHAIN), Stage.PROFILE)
     assert verdict.status == Status.OK and verdict.message == "under lock exclusive"
     assert held == []  # released
 
 
-def test_untimed_gpu_work_out_of_memory_is_tried_again_holding_the_gpu_alone(tmp_path, monkeypatch):
+def test_untimed_gpu_work_out_of_memory_is_tried_again_holding_the_gpu_alone(
+    tmp_path, recorded_gpu_lock
+):
     """Baselines' compile and timing: a second try only after the first ran out of memory,
     holding the lock exclusively; an error other than out-of-memory is not retried."""
-    from cuda_agent.sandbox import environment as env_mod
-
-    held, calls = [], []
-
-    @contextmanager
-    def lock(device, exclusive):
-        held.append("exclusive" if exclusive else "shared")
-        yield 0.0
-        held.pop()
+    held, calls = recorded_gpu_lock, []
 
     def work():
         calls.append(held[-1] if held else None)
@@ -116,7 +104,6 @@ def test_untimed_gpu_work_out_of_memory_is_tried_again_holding_the_gpu_alone(tmp
             raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB")
         return 2.5
 
-    monkeypatch.setattr(env_mod, "gpu_lock", lock)
     with Environment(EnvConfig(cache_dir=tmp_path)) as env:
         assert env._alone_if_short(work) == 2.5
         assert calls == [None, "exclusive"] and held == []

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -69,17 +68,11 @@ def test_the_parent_maps_each_label_to_a_status(tmp_path, label, status, out_of_
 
 
 @pytest.fixture()
-def patched(tmp_path, monkeypatch):
+def patched(tmp_path, monkeypatch, recorded_gpu_lock):
     """An Environment whose attempts fail as `failures` says, with the GPU lock recorded."""
     from cuda_agent.sandbox import environment as env_mod
 
-    held, attempts = [], []
-
-    @contextmanager
-    def lock(device, exclusive):
-        held.append("exclusive" if exclusive else "shared")
-        yield 0.0
-        held.pop()
+    held, attempts = recorded_gpu_lock, []
 
     def run(failures):
         def evaluate(self, task, solution, stage, prebuilt):
@@ -88,7 +81,6 @@ def patched(tmp_path, monkeypatch):
             return self._candidate_failure(base, {}, failures[len(attempts) - 1])
 
         monkeypatch.setattr(env_mod.Environment, "_evaluate", evaluate)
-        monkeypatch.setattr(env_mod, "gpu_lock", lock)
         task = load_task("elementwise_chain")
         with Environment(EnvConfig(cache_dir=tmp_path)) as env:
             verdict = env.evaluate(
