@@ -15,7 +15,8 @@
 #                255 s (setup included) with partial results kept
 #   kernelbench  eager/torch.compile baselines and the null-kernel audit of all 250 problems
 #                (resumable: put an earlier kernelbench_baselines.jsonl in $RESUME_DIR; KB_AUDIT=0
-#                skips the audit)
+#                skips the audit). On a fresh H200 it takes about 11.5 min (the audits and first
+#                compiles alone 4.5 min), more than one 10-min device call: resume in a second
 #
 # On the device machine the packages its image lacks come as wheels in .whl/
 # (scripts/fetch_gpu_wheels.sh); elsewhere an installed cuda-agent is used as it is.
