@@ -343,14 +343,15 @@ class Environment:
 
     def _candidate_failure(self, base: dict, facts: dict, err: CandidateFailure) -> Verdict:
         status, message = err.status, err.message
-        if err.out_of_memory and status == Status.RUNTIME_ERROR and not self._alone:
-            status = Status.HARNESS_ERROR
-            message = (
-                "the candidate ran out of GPU memory while other evaluations shared the GPU "
-                f"(not yet a verdict: it is tried again holding the GPU alone): {message}"
-            )
-        elif err.out_of_memory and status == Status.RUNTIME_ERROR:
-            message = f"ran out of GPU memory with no other evaluation running: {message}"
+        if err.out_of_memory and status == Status.RUNTIME_ERROR:
+            if self._alone:
+                message = f"ran out of GPU memory with no other evaluation running: {message}"
+            else:
+                status = Status.HARNESS_ERROR
+                message = (
+                    "the candidate ran out of GPU memory while other evaluations shared the GPU "
+                    f"(not yet a verdict: it is tried again holding the GPU alone): {message}"
+                )
         return Verdict(
             **base, **facts, status=status, compiled=True, correct=False, message=message
         )
