@@ -1,4 +1,5 @@
-"""One round in a brand-new process (torch import, fork server, reference model included)."""
+"""One round in a brand-new process (torch import, fork server, reference model included), as
+`cuda-agent eval` runs it: the fork server started first, beside this process's imports."""
 
 import json
 import sys
@@ -6,6 +7,9 @@ import time
 from pathlib import Path
 
 start = time.perf_counter()
+from cuda_agent.fork_server import start_early  # noqa: E402
+
+start_early()
 from cuda_agent.sandbox import EnvConfig, Environment, Stage, read_solution  # noqa: E402
 from cuda_agent.task import load_task  # noqa: E402
 

@@ -4,7 +4,12 @@ The candidate process runs the profiler (kernel trace) before its timed calls. T
 one fresh process, the timer's figures for a no-op call and a 0.3 ms elementwise call before any
 profiler session, after one, and (in a second process) after one with TEARDOWN_CUPTI=1.
 
-    python benchmarks/_probe_cupti.py [--out FILE]
+`--startup` instead times each step of the profiler's start in fresh processes forked from a
+fork server, as candidate processes are (4.4–6.1 s of each candidate process's start on the H200,
+2026-12-03): importing torch.profiler, entering the session, one op, leaving it, reading its
+events; then a second session in the same process.
+
+    python benchmarks/_probe_cupti.py [--out FILE] [--startup]
 """
 
 from __future__ import annotations
@@ -59,6 +64,60 @@ def profile_once() -> None:
     prof.events()
 
 
+def startup_steps(conn) -> None:
+    """Seconds of each step of two profiler sessions in this fresh process."""
+    import time
+
+    import torch
+
+    steps, last = {}, time.perf_counter()
+
+    def mark(name: str) -> None:
+        nonlocal last
+        now = time.perf_counter()
+        steps[name] = now - last
+        last = now
+
+    torch.cuda.set_device(0)
+    torch.empty(1, device="cuda")
+    mark("cuda_context")
+    from torch.profiler import ProfilerActivity, profile
+
+    mark("import_profiler")
+    for session in ("first", "second"):
+        prof = profile(activities=[ProfilerActivity.CUDA])
+        prof.__enter__()
+        mark(f"{session}_enter")
+        torch.ones(1, device="cuda").add_(1)
+        torch.cuda.synchronize()
+        mark(f"{session}_op")
+        prof.__exit__(None, None, None)
+        mark(f"{session}_exit")
+        prof.events()
+        mark(f"{session}_events")
+    conn.send(steps)
+    conn.close()
+
+
+def startup(processes: int = 3) -> list[dict]:
+    import importlib
+
+    from cuda_agent.sandbox.processes import forkserver_context, start_process
+
+    ctx = forkserver_context()
+    target = importlib.import_module("benchmarks._probe_cupti").startup_steps
+    rows = []
+    for p in range(processes):
+        parent_end, child_end = ctx.Pipe()
+        proc = ctx.Process(target=target, args=(child_end,))
+        start_process(proc)
+        child_end.close()
+        rows.append({"process": p, "seconds": parent_end.recv()})
+        proc.join(timeout=30)
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
 def phases() -> list[dict]:
     rows = [measure("before any profiler session")]
     profile_once()
@@ -76,7 +135,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path)
     parser.add_argument("--child", action="store_true")
+    parser.add_argument("--startup", action="store_true")
     args = parser.parse_args()
+    if args.startup:
+        rows = startup()
+        if args.out:
+            args.out.write_text(json.dumps(rows, indent=1))
+        return
     if args.child:
         print(json.dumps(phases()))
         return

@@ -10,7 +10,8 @@
 #   bench        env_round (ours vs a CUDA-Agent-style loop), stored-solution runs over the
 #                honest fixtures with their reports, service throughput (BENCH_STEPS picks:
 #                "env_round stored service" by default; "probe" adds benchmarks/_probe_timing.py,
-#                "probe_env" only its --env half)
+#                "probe_env" only its --env half; "probe_spread" and
+#                "probe_launch" run benchmarks/_probe_spread.py and _probe_launch.py)
 #   synth        synthesis throughput: 300 candidates through every stage, 14 workers, cut at
 #                255 s (setup included) with partial results kept
 #   kernelbench  eager/torch.compile baselines and the null-kernel audit of all 250 problems
@@ -68,6 +69,14 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   if [[ $steps == *" probe "* || $steps == *" probe_env "* ]]; then
     python3 benchmarks/_probe_timing.py --env --out "$OUT/probe_env.jsonl" 2>&1 \
       | grep -v '^\[transformers\]' | tee "$OUT/probe_env.log" || status=1
+  fi
+  if [[ $steps == *" probe_spread "* ]]; then  # a diagnostic: every timed call of real rounds
+    python3 benchmarks/_probe_spread.py --out "$OUT/probe_spread.jsonl" 2>&1 \
+      | grep -v '^\[transformers\]' | tee "$OUT/probe_spread.log" || status=1
+  fi
+  if [[ $steps == *" probe_launch "* ]]; then  # a diagnostic: host launch against GPU time
+    python3 benchmarks/_probe_launch.py --out "$OUT/probe_launch.jsonl" 2>&1 \
+      | tee "$OUT/probe_launch.log" || status=1
   fi
   if [[ $steps == *" stored "* ]]; then
     runs=$(mktemp -d)

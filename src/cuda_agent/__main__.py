@@ -1,4 +1,4 @@
-from cuda_agent.cli.main import main
+from cuda_agent.cli.entry import main
 
 if __name__ == "__main__":
     main()

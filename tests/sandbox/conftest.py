@@ -3,12 +3,21 @@ torch header (built once, ~1-2 min on a 2-core box), so no test pays for it twic
 
 from __future__ import annotations
 
+import json
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
 from cuda_agent.sandbox.build import ensure_pch
 from cuda_agent.sandbox.toolchain import Toolchain, find_toolchain
+
+
+def guard_case_solution(folder: Path) -> Path:
+    """The solution folder a guard case (cheats/ or honest/) evaluates: its own, or the sibling
+    its expect.json names as `solution` (the same files under other Environment settings)."""
+    expect = json.loads((folder / "expect.json").read_text())
+    return folder.parent / expect.get("solution", folder.name)
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,9 @@
 """The guard on the GPU: no cheat submission is rewarded, every honest one is, and a fault never
 breaks the next evaluation in the same Environment.
 
-Each folder under cheats/ and honest/ is a solution with an expect.json naming its task. A cheat
+Each folder under cheats/ and honest/ is a solution with an expect.json naming its task (or an
+expect.json alone, whose `solution` names a sibling folder to evaluate again under the
+Environment settings in its `config`, e.g. with room for one input set only). A cheat
 passes when its verdict's status is one of `expect_status` and its reward is at most `max_reward`
 (-1 unless given: a cheat whose output is honest, such as a slow kernel behind patched timers,
 may be judged correct, but never rewarded for a speed-up it did not earn). Set
@@ -13,12 +15,14 @@ from __future__ import annotations
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from cuda_agent.sandbox import EnvConfig, Environment, Stage, Status, Verdict, read_solution
 from cuda_agent.task import Task, load_task, load_tasks
+from tests.sandbox.conftest import guard_case_solution
 
 pytestmark = pytest.mark.gpu
 HERE = Path(__file__).parent
@@ -66,14 +70,19 @@ def env(tmp_path_factory):
 def _prebuild(env: Environment) -> None:
     """Compile every case that gets past the static guard, all at once on the host's cores, so
     the GPU never waits on nvcc (the build cache is content-addressed: evaluate reuses it)."""
-    folders = [f for f in CHEATS + HONEST if _expect(f).get("caught_by") != "static"]
+    runtime = [f for f in CHEATS + HONEST if _expect(f).get("caught_by") != "static"]
+    folders = {guard_case_solution(f) for f in runtime}
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        list(pool.map(lambda f: env.build(None, read_solution(f)), folders))
+        list(pool.map(lambda f: env.build(None, read_solution(f)), sorted(folders)))
 
 
 def _evaluate(env: Environment, folder: Path) -> Verdict:
-    task = load_expected_task(_expect(folder)["task"])
-    return env.evaluate(task, read_solution(folder), Stage.PROFILE)
+    expect = _expect(folder)
+    task, solution = load_expected_task(expect["task"]), read_solution(guard_case_solution(folder))
+    if "config" not in expect:
+        return env.evaluate(task, solution, Stage.PROFILE)
+    with Environment(replace(env.config, **expect["config"])) as own:
+        return own.evaluate(task, solution, Stage.PROFILE)
 
 
 def _report(case: Path, kind: str, verdict: Verdict, passed: bool, **extra) -> None:

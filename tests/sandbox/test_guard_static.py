@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from cuda_agent.sandbox import Status, read_solution, solution_from_files
+from cuda_agent.sandbox import EnvConfig, Status, read_solution, solution_from_files
 from cuda_agent.sandbox.guard_static import StaticRules, check_static
 from cuda_agent.sandbox.guard_static_rules import ALLOWED_IMPORTS
 from cuda_agent.task import BUILTIN_DIR
+from tests.sandbox.conftest import guard_case_solution
 
 HERE = Path(__file__).parent
 REPO = HERE.parents[1]
@@ -49,7 +50,12 @@ def _assert_well_formed(violations: list[str], files: dict[str, str]) -> None:
 @pytest.mark.parametrize("folder", CHEATS + HONEST, ids=_ids(CHEATS + HONEST))
 def test_fixture_follows_the_contract(folder):
     expect = _expect(folder)
-    read_solution(folder)  # a valid solution folder
+    solution_dir = guard_case_solution(folder)
+    read_solution(solution_dir)  # a valid solution folder
+    if "solution" in expect:  # a sibling's files, evaluated again under other settings
+        assert (solution_dir / "expect.json").is_file() and "solution" not in _expect(solution_dir)
+        assert sorted(p.name for p in folder.iterdir()) == ["expect.json"]
+        assert expect["config"] and set(expect["config"]) <= set(EnvConfig.__dataclass_fields__)
     task = expect["task"]
     if task.startswith("kernelbench:"):
         assert re.fullmatch(r"kernelbench:L[123]:\d+", task)
@@ -77,7 +83,7 @@ def test_every_guard_class_has_several_cheats_and_runtime_variants():
 
 @pytest.mark.parametrize("folder", STATIC, ids=_ids(STATIC))
 def test_static_cheat_is_flagged_by_file_line_and_rule(folder):
-    solution = read_solution(folder)
+    solution = read_solution(guard_case_solution(folder))
     violations = check_static(solution)
     assert violations
     _assert_well_formed(violations, solution.files)
@@ -85,7 +91,7 @@ def test_static_cheat_is_flagged_by_file_line_and_rule(folder):
 
 @pytest.mark.parametrize("folder", RUNTIME + HONEST, ids=_ids(RUNTIME + HONEST))
 def test_runtime_cheats_and_honest_solutions_pass_the_static_guard(folder):
-    assert check_static(read_solution(folder)) == []
+    assert check_static(read_solution(guard_case_solution(folder))) == []
 
 
 # ------------------------------------------------------------------------- Python rules

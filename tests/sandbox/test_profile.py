@@ -103,6 +103,10 @@ class _Cand:
         if cmd == "ping":
             return {"output": None, "time": CallTime(0.01, 0.03, 0.06)}, 0.0001
         self.log.append(("candidate", payload["index"], payload["warm_index"]))
+        if payload.get("refill_from") is not None:  # as the child does, after its untimed call
+            target, staging = self.sets[payload["index"]], self.sets[payload["refill_from"]]
+            for dst, src in zip(target, staging, strict=True):
+                dst.copy_(src)
         out = self.answer(self.sets[payload["index"]][0])
         return {"output": out, "time": CallTime(0.2, 0.22, 0.25), "warm_ms": 0.1}, 0.0004
 
@@ -118,10 +122,10 @@ def cpu_timer(monkeypatch):
     monkeypatch.setattr(profile_mod, "spin_up", lambda flush, ms: None)
 
 
-def _profile(log, cand, timed_calls=8):
+def _profile(log, cand, timed_calls=8, min_timed_calls=5, draw=None):
     draws = iter(range(1000))
-    draw = lambda: [torch.full((4,), float(next(draws)))]  # noqa: E731
-    config = EnvConfig(timed_calls=timed_calls, warmup_calls=1)
+    draw = draw or (lambda: [torch.full((4,), float(next(draws)))])
+    config = EnvConfig(timed_calls=timed_calls, min_timed_calls=min_timed_calls, warmup_calls=1)
     return profile_mod._timed(cand, _Ref(log), draw, draw(), [], [], 0, config, None, "cpu")
 
 
@@ -160,6 +164,65 @@ def test_a_wrong_timed_output_stops_the_run_with_a_mismatch(cpu_timer):
     assert "timed call" in result.failure["message"]
     # stopped at the first wrong set, not timed to the end
     assert sum(e[0] == "candidate" for e in log) < 8
+
+
+def test_sets_timed_again_are_refilled_with_content_never_timed(cpu_timer):
+    # two sets fit, six calls are timed: from the third turn on, each turn's set is refilled
+    log, seen = [], []
+    result = _profile(log, _Cand(log, lambda x: seen.append(float(x[0])) or x * 2), 2, 6)
+    assert result.failure is None
+    assert result.timed_calls == 6 and result.distinct_sets == 2
+    assert len(seen) == 6 and len(set(seen)) == 6  # every timed call: content never seen
+    # the candidate's timed calls went to the two sets it was given, alternately
+    assert [e[1] for e in log if e[0] == "candidate"] == [0, 1, 0, 1, 0, 1]
+    # eager and torch.compile timed the same content as the candidate, turn by turn
+    for side in ("eager", "compile"):
+        assert set(seen) <= {e[1] for e in log if e[0] == side}
+
+
+def test_a_memo_keyed_on_the_inputs_address_meets_refilled_sets_and_fails(cpu_timer):
+    # the cheat of cheats/c5_memo_by_data_ptr where sets must be timed again: a repeat of an
+    # address used to return the right output (same content) in no time
+    memo: dict = {}
+
+    def answer(x):
+        return memo.setdefault(x.data_ptr(), x * 2)
+
+    log = []
+    result = _profile(log, _Cand(log, answer), 2, 6)
+    assert result.failure["status"].value == "mismatch"
+    assert "timed call 3 of 6" in result.failure["message"]
+
+
+def test_sets_whose_shapes_vary_are_not_refilled_and_the_run_ends_there(cpu_timer):
+    # a get_inputs() drawing a new shape: draws 1-4 (the example, 2 sets, the staging set) fit
+    draws = iter(range(1000))
+
+    def draw():
+        i = next(draws)
+        return [torch.full((4 if i < 4 else 5,), float(i))]
+
+    log = []
+    result = _profile(log, _Cand(log, lambda x: x * 2), 2, 6, draw=draw)
+    assert result.failure is None and result.timed_calls == 2
+
+
+def test_the_candidate_process_refills_only_after_its_untimed_call(monkeypatch):
+    from cuda_agent.sandbox import child
+
+    seen = []
+    monkeypatch.setattr(child, "synchronize", lambda: None)
+    monkeypatch.setattr(child, "_poison", lambda nbytes, device: None)
+    monkeypatch.setattr(
+        child, "timed_call", lambda fn, inputs, flush: (fn(*inputs), CallTime(0.2, 0.21, 0.3))
+    )
+    state = child._State.__new__(child._State)
+    state.device, state.flush, state.held = "cpu", None, None
+    state.model = lambda x: seen.append(float(x[0])) or x * 2
+    state.sets = [[torch.full((4,), 1.0)], [torch.full((4,), 7.0)]]  # a set, then the staging set
+    reply = state.call({"index": 0, "warm_index": 0, "poison_bytes": 0, "refill_from": 1})
+    assert seen == [1.0, 7.0]  # the untimed call saw the old content, the timed one the new
+    assert float(reply["output"][0]) == 14.0 and reply["warm_ms"] >= 0
 
 
 def test_baselines_alone_time_eager_and_compile_only(cpu_timer):

@@ -33,6 +33,7 @@ class CandidateProcess:
         self.workdir = workdir
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
+        began = time.time()
         self.conn, child_end = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(
             target=candidate_main,
@@ -44,7 +45,9 @@ class CandidateProcess:
         # No memory watch while it starts: only harness code runs then, and the watch (a scan of
         # the process table every 50 ms) would hold the GIL in a thread beside another round's
         # timed calls while a spare starts.
-        self.layers = self._receive("start", timeout_s, watch_memory=False)[1]
+        ready = self._receive("start", timeout_s, watch_memory=False)[1]
+        self.layers = ready["layers"]
+        self.startup_s = _startup_steps(began, ready["stamps"], time.time())
 
     def request(self, cmd: str, payload=None, timeout_s: float | None = None):
         """Send one command; the reply's payload, or CandidateFailure."""
@@ -108,6 +111,23 @@ class CandidateProcess:
                 pass
         kill_tree(self.proc)
         self.conn.close()
+
+
+def _startup_steps(began: float, stamps: dict, ready: float) -> dict[str, float]:
+    """Seconds of each step of a process's start, from the child's wall-clock stamps: reaching
+    the child's code (the fork server's own start, when it was not running yet), the CUDA
+    context, the profiler's CUPTI start-up, the confinement, and the answer reaching the parent."""
+    steps, last = {}, began
+    for step, name in (
+        ("began", "fork"),
+        ("cuda", "cuda"),
+        ("kernel_trace", "kernel_trace"),
+        ("confinement", "confinement"),
+    ):
+        steps[name] = max(0.0, stamps[step] - last)
+        last = stamps[step]
+    steps["answer"] = max(0.0, ready - last)
+    return steps
 
 
 class SpareCandidate:

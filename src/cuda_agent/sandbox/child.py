@@ -25,11 +25,14 @@ from cuda_agent.sandbox.timing import L2Flusher, synchronize, timed_call
 
 _no_grad = torch.no_grad
 _fill = torch.Tensor.fill_
+_copy = torch.Tensor.copy_
+_Tensor = torch.Tensor
 _empty = torch.empty  # bound before candidate code can patch torch's names
 _OutOfMemoryError = torch.cuda.OutOfMemoryError
 
 
 def candidate_main(conn, workdir: str, device_index: int) -> None:
+    began = time.time()
     os.setsid()
     root = Path(workdir)
     log = os.open(root / "child.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -38,12 +41,15 @@ def candidate_main(conn, workdir: str, device_index: int) -> None:
     device = torch.device("cuda", device_index)
     torch.cuda.set_device(device)
     torch.empty(1, device=device)  # the context exists before confinement closes files off
+    stamps = {"began": began, "cuda": time.time()}
     profiler = _start_profiler(device)
+    stamps["kernel_trace"] = time.time()
     layers = {**apply_confinement(root), "kernel_trace": profiler}
     tempfile.tempdir = None
     sys.dont_write_bytecode = True
     sys.path[:] = [p for p in sys.path if p not in ("", ".", str(root))]
-    conn.send(("ready", layers))
+    stamps["confinement"] = time.time()
+    conn.send(("ready", {"layers": layers, "stamps": stamps}))
     state = _State(device)
     try:
         _serve(conn, state, root)
@@ -149,16 +155,23 @@ class _State:
 
     def call(self, job: dict):
         """One timed call on set `index`, after an untimed one on set `warm_index` (already
-        timed, so nothing to precompute) when given; `warm_ms` is that call's host time, which
-        the parent's round trip includes and the timed call's figures do not."""
+        timed, so nothing to precompute) when given, and then, with `refill_from`, that set's
+        new content copied in from the staging set (only after the untimed call, which could
+        otherwise compute on it). `warm_ms` is the host time of both, which the parent's round
+        trip includes and the timed call's figures do not."""
         self.held = None
-        warm_ms = 0.0
+        start = time.perf_counter()
         with _no_grad():
             if job.get("warm_index") is not None:
-                start = time.perf_counter()
                 self.model(*self.sets[job["warm_index"]])
                 synchronize()
-                warm_ms = (time.perf_counter() - start) * 1e3
+            if job.get("refill_from") is not None:
+                target, staging = self.sets[job["index"]], self.sets[job["refill_from"]]
+                for dst, src in zip(target, staging, strict=True):
+                    if isinstance(dst, _Tensor):
+                        _copy(dst, src)
+                synchronize()
+            warm_ms = (time.perf_counter() - start) * 1e3
             _poison(job["poison_bytes"], self.device)
             out, times = timed_call(self.model, self.sets[job["index"]], self.flush)
         self.held = out

@@ -241,7 +241,8 @@ class Environment:
             workdir = cand.workdir
             (workdir / ENTRY).write_text(solution.files[ENTRY])
             facts["checks"] = ["static", "dispatch"] + [k for k, on in cand.layers.items() if on]
-            seconds["child_start"] = time.perf_counter() - start
+            seconds["child_start"] = time.perf_counter() - start  # the wait for a spare
+            seconds.update({f"process_{k}": v for k, v in cand.startup_s.items()})  # its start
             with self._gpu_shared():  # the candidate's GPU work never overlaps a timing
                 cand.request(
                     "load",
@@ -387,12 +388,13 @@ class Environment:
             max_abs_error=r.max_abs_error,
             timing_checks=r.timing_checks or {},
             message=f"correct on every checked input set; timed {r.timed_calls} calls on "
+            f"a fresh input set each ({facts['input_distribution']} inputs"
             + (
-                "a fresh input set each"
-                if r.distinct_sets >= r.timed_calls
-                else f"{r.distinct_sets} input sets (no more fit in GPU memory)"
+                f"; {r.distinct_sets} set(s) in GPU memory, refilled between calls"
+                if r.distinct_sets < r.timed_calls
+                else ""
             )
-            + f" ({facts['input_distribution']} inputs)",
+            + ")",
         )
 
     # ---- trusted state: references, audits, baselines ----

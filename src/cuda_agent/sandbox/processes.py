@@ -17,12 +17,13 @@ from dataclasses import dataclass
 import psutil
 import torch.multiprocessing as tmp
 
-PRELOAD = ["torch", "cuda_agent.sandbox.child", "cuda_agent.sandbox.isolated_call"]
+from cuda_agent.fork_server import PRELOAD
 
 
 def forkserver_context(preload: tuple[str, ...] = ()):
     """The forkserver context; `preload` adds modules the server imports once for every child.
-    The server starts on first use and keeps the list it started with (one per process)."""
+    The server starts on first use (or earlier: `cuda_agent.fork_server.start_early`) and keeps
+    the list it started with (one per process)."""
     ctx = tmp.get_context("forkserver")
     ctx.set_forkserver_preload([*PRELOAD, *preload])
     return ctx

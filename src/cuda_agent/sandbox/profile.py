@@ -9,6 +9,11 @@ Baselines are timed the way the candidate is: fresh sets, L2 flushed, each outpu
 the next call; and interleaved with it, set by set, so that what drifts during a run (the GPU's
 clocks, the host's load) moves every side alike instead of the speed-ups.
 
+When fewer sets fit in memory than there are calls to time, the sets are refilled in place with
+freshly drawn content before they are timed again, so a memo keyed on an input's address returns
+a stale output; the candidate's process copies the new content in (from a staging set it is
+never handed) only after its untimed call, so that call cannot precompute it either.
+
 Every timed call but the first follows an untimed call of the same side on the set timed the turn
 before (so there is nothing in it to precompute). Between two calls of one side the harness
 pickles, talks to the candidate and compares outputs, and a call whose launch path went cold that
@@ -24,6 +29,8 @@ import random
 import resource
 import statistics
 from dataclasses import dataclass
+
+import torch
 
 from cuda_agent.sandbox.compare import compare
 from cuda_agent.sandbox.gpu_lock import gpu_lock
@@ -49,7 +56,7 @@ class ProfileResult:
     compile_spread: float
     compile_first_call_s: float
     timed_calls: int
-    distinct_sets: int = 0  # fewer than timed_calls only when the sets do not fit in memory
+    distinct_sets: int = 0  # input buffers; fewer than timed_calls: refilled between calls
     candidate_ms: float | None = None
     candidate_spread: float | None = None
     max_abs_error: float | None = None
@@ -91,9 +98,10 @@ def profile_candidate(cand, ref, draw, vsets, refs, poison, config, cached, devi
 def _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device):
     per_set = nbytes(example) + 3 * nbytes(refs[0] if refs else ref(*example))
     fit = int(config.timing_memory_gb * 2**30 // max(per_set, 1))
-    distinct = max(1, min(config.timed_calls, fit))  # fresh input sets that fit in memory
-    n = max(config.min_timed_calls, distinct)  # calls; sets repeat only when memory is short
+    distinct = max(1, min(config.timed_calls, fit))  # input sets that fit in memory
+    n = max(config.min_timed_calls, distinct)  # calls; beyond `distinct`, sets are refilled
     sets = [draw() for _ in range(distinct)]
+    refill = _Refill(draw, sets) if n > distinct else None
     warm = (vsets or [example])[: config.warmup_calls]
     flush = L2Flusher(device)
     compiled = ref.compiled is not None
@@ -102,12 +110,12 @@ def _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device
         sides["compile"] = _Trusted(ref.run_compiled, sets, flush)
     if cand is not None:
         expected = [ref(*inputs) for inputs in sets]  # untimed, for comparing
-        sides["candidate"] = _Candidate(cand, sets, expected, poison, config)
+        sides["candidate"] = _Candidate(cand, sets, expected, poison, config, ref, refill)
     spin_up(flush, config.spin_up_ms)
     for side in sides.values():
         side.warm_up(warm)
     preempted = _preemptions()
-    failure = _interleaved(sides, n, distinct)
+    failure, n = _interleaved(sides, n, distinct, refill)
     preempted = _preemptions() - preempted
     eager_ms, eager_spread = median_and_spread(_stream_ms(sides["eager"].times))
     if compiled:
@@ -141,18 +149,52 @@ def _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device
     return result
 
 
-def _interleaved(sides: dict, n: int, distinct: int) -> dict | None:
+def _interleaved(sides: dict, n: int, distinct: int, refill: _Refill | None):
     """`n` turns, each one call of every side on the turn's input set, in an order drawn afresh
     each turn: a drift of the GPU's clocks or of the host's load during the run falls on every
     side alike, and the speed-ups (ratios of medians) do not move with it as they would between
-    timed blocks. The first failure's verdict fields, or None."""
+    timed blocks. From turn `distinct` on, each turn's content is drawn afresh into the staging
+    set first (the run ends early when it cannot be). (The first failure's verdict fields or
+    None, the turns timed.)"""
     for i in range(n):
+        fresh = refill is not None and i >= distinct
+        if fresh and not refill.draw_next():
+            return None, i
         for name in _coin.sample(list(sides), len(sides)):
             warm = (i - 1) % distinct if i else None
-            failure = sides[name].call(i, i % distinct, warm, n)
+            failure = sides[name].call(i, i % distinct, warm, n, refill if fresh else None)
             if failure is not None:
-                return failure
-    return None
+                return failure, i
+    return None, n
+
+
+class _Refill:
+    """The staging set: each turn's freshly drawn content when sets are timed again. The trusted
+    sides time on it; the candidate's process copies it into the turn's set after its untimed
+    call, and its timed call gets that set (an address it has seen, content it has not)."""
+
+    def __init__(self, draw, sets: list):
+        self.draw = draw
+        self.staging = draw()
+        self._shape = _structure(sets[0])
+        self._fits = _structure(self.staging) == self._shape
+
+    def draw_next(self) -> bool:
+        """Draw the next turn's content; False when it does not fit the sets (a get_inputs()
+        whose shapes, dtypes or other arguments vary: those sets cannot be refilled)."""
+        fresh = self.draw() if self._fits else None
+        if fresh is None or _structure(fresh) != self._shape:
+            return False
+        for dst, src in zip(self.staging, fresh, strict=True):
+            if isinstance(dst, torch.Tensor):
+                dst.copy_(src)
+        del fresh
+        synchronize()  # the candidate's process reads the staging set from its own stream
+        return True
+
+
+def _structure(inputs: list) -> list:
+    return [(tuple(x.shape), x.dtype) if isinstance(x, torch.Tensor) else repr(x) for x in inputs]
 
 
 def _stream_ms(times: list[CallTime]) -> list[float]:
@@ -176,10 +218,11 @@ class _Trusted:
             self.fn(*inputs)
         synchronize()
 
-    def call(self, i: int, index: int, warm: int | None, n: int) -> None:
+    def call(self, i: int, index: int, warm: int | None, n: int, refill=None) -> None:
         if warm is not None:
             self.fn(*self.sets[warm])
-        out, t = timed_call(self.fn, self.sets[index], self.flush)
+        inputs = refill.staging if refill is not None else self.sets[index]
+        out, t = timed_call(self.fn, inputs, self.flush)
         del out
         self.times.append(t)
 
@@ -188,20 +231,27 @@ class _Candidate:
     """The candidate's process: one timed call per turn, each beside a no-op ping, its output
     checked against the eager output of the same input set."""
 
-    def __init__(self, cand, sets: list, expected: list, poison: int, config):
+    def __init__(self, cand, sets, expected, poison, config, reference, refill):
         self.cand, self.expected, self.poison, self.config = cand, expected, poison, config
+        self.reference = reference
         self.times: list[CallTime] = []
         self.pings: list[CallTime] = []
         self.unreported: list[float] = []  # per call: round trip beyond reported, less a ping's
         self.worst = 0.0
-        cand.request("store_sets", sets)
+        self.staging = len(sets)  # the staging set's index in the process (after the sets)
+        cand.request("store_sets", sets + ([refill.staging] if refill is not None else []))
 
     def warm_up(self, warm: list) -> None:
         self.cand.request("warmup", warm)
 
-    def call(self, i: int, index: int, warm: int | None, n: int) -> dict | None:
+    def call(self, i: int, index: int, warm: int | None, n: int, refill=None) -> dict | None:
         """None, or the failure's verdict fields."""
         cand, poison = self.cand, self.poison
+        job = {"index": index, "warm_index": warm, "poison_bytes": poison}
+        if refill is not None:
+            self.expected[index] = None  # its memory, before the new one is computed
+            self.expected[index] = self.reference(*refill.staging)
+            job["refill_from"] = self.staging
         # A ping (the same request with the harness's own no-op as forward) next to every call,
         # in an order the candidate cannot predict: the pair's difference cancels pipe, pickling,
         # allocator and host-scheduling costs as they are at that moment (other processes load
@@ -209,7 +259,6 @@ class _Candidate:
         ping_first = _coin.random() < 0.5
         if ping_first:
             ping = cand.timed_request("ping", poison)
-        job = {"index": index, "warm_index": warm, "poison_bytes": poison}
         reply, wall = cand.timed_request("call", job)
         if not ping_first:
             ping = cand.timed_request("ping", poison)
