@@ -19,6 +19,11 @@ time of each step of a launch path (a Python call, an allocation, a bare kernel 
 negation into a given output, one that allocates its output), the GPU idle before each. Prints
 and writes one JSON line per process (medians, p10/p90), and the host's CPU facts.
 
+On the H200's host (2026-12-03, data in docs/data/probe_launch_h200_2026-12-03.jsonl) the GPU's
+own time was 0.2508–0.2530 ms in all 16 processes (0.2 % apart within a run), the timed call
+0.2591–0.2793 ms (3–6 %): the host's launch took 10–28 µs, and even a Python no-op call took
+0.29–0.61 µs, per process, pinned or not. The host's speed, not the GPU's, moves a call.
+
     python benchmarks/_probe_launch.py --out FILE.jsonl [--processes 8] [--calls 30]
 """
 

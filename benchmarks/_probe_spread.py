@@ -10,6 +10,10 @@ input set (its memory, its content), a drift over the round, or noise of one sid
 - more_sets: room for 30 fresh sets (`timing_memory_gb` 80)
 - repeated: 30 calls over the sets that fit in 24 GB (each set timed two or three times)
 
+On the H200 (2026-12-03, docs/data/probe_spread_h200_2026-12-03.jsonl) 30 calls per round
+spread no less than 12 (elementwise_chain 10.2 % against 4.7 %): a round's calls move together,
+in stretches, so more of them do not help; `_probe_launch.py` finds why.
+
     python benchmarks/_probe_spread.py --out FILE.jsonl [--rounds 4]
 """
 
