@@ -102,7 +102,7 @@ def test_prepare_can_ask_for_fewer_than_depth(tmp_path):
 
 
 def test_startup_steps_split_the_start_at_the_childs_stamps():
-    stamps = {"began": 101.0, "cuda": 101.5, "kernel_trace": 104.5, "confinement": 104.6}
+    stamps = {"fork": 101.0, "cuda": 101.5, "kernel_trace": 104.5, "confinement": 104.6}
     steps = _startup_steps(100.0, stamps, 104.7)
     assert steps == pytest.approx(
         {"fork": 1.0, "cuda": 0.5, "kernel_trace": 3.0, "confinement": 0.1, "answer": 0.1}

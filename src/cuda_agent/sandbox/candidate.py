@@ -118,13 +118,8 @@ def _startup_steps(began: float, stamps: dict, ready: float) -> dict[str, float]
     the child's code (the fork server's own start, when it was not running yet), the CUDA
     context, the profiler's CUPTI start-up, the confinement, and the answer reaching the parent."""
     steps, last = {}, began
-    for step, name in (
-        ("began", "fork"),
-        ("cuda", "cuda"),
-        ("kernel_trace", "kernel_trace"),
-        ("confinement", "confinement"),
-    ):
-        steps[name] = max(0.0, stamps[step] - last)
+    for step in ("fork", "cuda", "kernel_trace", "confinement"):  # each stamped at its end
+        steps[step] = max(0.0, stamps[step] - last)
         last = stamps[step]
     steps["answer"] = max(0.0, ready - last)
     return steps

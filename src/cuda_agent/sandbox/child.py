@@ -41,7 +41,7 @@ def candidate_main(conn, workdir: str, device_index: int) -> None:
     device = torch.device("cuda", device_index)
     torch.cuda.set_device(device)
     torch.empty(1, device=device)  # the context exists before confinement closes files off
-    stamps = {"began": began, "cuda": time.time()}
+    stamps = {"fork": began, "cuda": time.time()}
     profiler = _start_profiler(device)
     stamps["kernel_trace"] = time.time()
     layers = {**apply_confinement(root), "kernel_trace": profiler}

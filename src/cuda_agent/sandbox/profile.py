@@ -176,14 +176,16 @@ class _Refill:
     def __init__(self, draw, sets: list):
         self.draw = draw
         self.staging = draw()
-        self._shape = _structure(sets[0])
-        self._fits = _structure(self.staging) == self._shape
+        shape = _structure(sets[0])
+        self._shape = shape if _structure(self.staging) == shape else None  # None: no refills
 
     def draw_next(self) -> bool:
         """Draw the next turn's content; False when it does not fit the sets (a get_inputs()
         whose shapes, dtypes or other arguments vary: those sets cannot be refilled)."""
-        fresh = self.draw() if self._fits else None
-        if fresh is None or _structure(fresh) != self._shape:
+        if self._shape is None:
+            return False
+        fresh = self.draw()
+        if _structure(fresh) != self._shape:
             return False
         for dst, src in zip(self.staging, fresh, strict=True):
             if isinstance(dst, torch.Tensor):
