@@ -21,6 +21,7 @@ print(
             "seconds": time.perf_counter() - start,
             "status": verdict.status.value,
             "stages": verdict.seconds,
+            "message": verdict.message,
         }
     )
 )

@@ -80,6 +80,8 @@ def our_rounds(task, work: Path, rounds: int, cache: Path) -> dict:
     first = env.evaluate(task, read_solution(work), Stage.PROFILE)
     first_s = time.perf_counter() - start
     print(f"  first round {first_s:.1f} s {first.status.value} {first.seconds}", flush=True)
+    if first.status.value != "ok":
+        print(f"  first round's message: {first.message}", flush=True)
     _edit(work, -1)
     proc = subprocess.run(
         [sys.executable, str(HERE / "_cold_round.py"), task.name, str(work), str(cache)],
@@ -104,8 +106,10 @@ def our_rounds(task, work: Path, rounds: int, cache: Path) -> dict:
             f"{v.compile_ms} candidate {v.candidate_ms} {v.seconds}",
             flush=True,
         )
-    speedups = [v["speedup_vs_eager"] for v in verdicts if v["speedup_vs_eager"]]
-    spread = (max(speedups) - min(speedups)) / statistics.median(speedups) if speedups else None
+    spread, spread_vs_compile = (
+        _spread([v[key] for v in verdicts if v[key]])
+        for key in ("speedup_vs_eager", "speedup_vs_compile")
+    )
     return {
         "first_round_empty_baseline_cache_s": first_s,
         "cold_process_round": cold,
@@ -114,7 +118,13 @@ def our_rounds(task, work: Path, rounds: int, cache: Path) -> dict:
         "median_round_s": statistics.median(times),
         "verdicts": verdicts,
         "speedup_spread": spread,
+        "speedup_vs_compile_spread": spread_vs_compile,
     }
+
+
+def _spread(values: list[float]) -> float | None:
+    """(max - min) / median over the rounds."""
+    return (max(values) - min(values)) / statistics.median(values) if values else None
 
 
 def main() -> None:
@@ -162,6 +172,8 @@ def main() -> None:
             ),
             "candidate_ms": {
                 "ours": last["candidate_ms"],
+                # the same calls' events, which include the launch as the loop's do
+                "ours_events": (last.get("timing_checks") or {}).get("events_ms"),
                 "reference_loop": (
                     statistics.median(r["candidate_ms"] for r in theirs) if theirs else None
                 ),

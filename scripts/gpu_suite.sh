@@ -10,8 +10,9 @@
 #   bench        env_round (ours vs a CUDA-Agent-style loop), stored-solution runs over the
 #                honest fixtures with their reports, service throughput (BENCH_STEPS picks:
 #                "env_round stored service" by default; "probe" adds benchmarks/_probe_timing.py,
-#                "probe_env" only its --env half; "probe_spread" and
-#                "probe_launch" run benchmarks/_probe_spread.py and _probe_launch.py)
+#                "probe_env" only its --env half; "probe_spread", "probe_launch" and
+#                "probe_gpu_span" run benchmarks/_probe_spread.py, _probe_launch.py and
+#                _probe_gpu_span.py)
 #   synth        synthesis throughput: 300 candidates through every stage, 14 workers, cut at
 #                255 s (setup included) with partial results kept
 #   kernelbench  eager/torch.compile baselines and the null-kernel audit of all 250 problems
@@ -73,6 +74,12 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   if [[ $steps == *" probe_spread "* ]]; then  # a diagnostic: every timed call of real rounds
     python3 benchmarks/_probe_spread.py --out "$OUT/probe_spread.jsonl" 2>&1 \
       | grep -v '^\[transformers\]' | tee "$OUT/probe_spread.log" || status=1
+  fi
+  if [[ $steps == *" probe_gpu_span "* ]]; then  # a diagnostic: the GPU trace around a call
+    python3 benchmarks/_probe_gpu_span.py --out "$OUT/probe_gpu_span.jsonl" 2>&1 \
+      | grep -v '^USDT' | tee "$OUT/probe_gpu_span.log" || status=1
+    python3 benchmarks/_probe_gpu_span.py --dump --calls 60 2>&1 | grep -v '^USDT' \
+      | tee "$OUT/probe_gpu_span_dump.log" || status=1
   fi
   if [[ $steps == *" probe_launch "* ]]; then  # a diagnostic: host launch against GPU time
     python3 benchmarks/_probe_launch.py --out "$OUT/probe_launch.jsonl" 2>&1 \

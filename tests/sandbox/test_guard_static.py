@@ -248,6 +248,8 @@ def test_init_may_build_parameters_buffers_and_holders():
         ("", "torch.backends.cuda.matmul.allow_tf32 = True", "monkey-patching"),
         ("", "torch.set_num_threads(1)", "a global PyTorch setting"),
         ("", "torch.save(out, 'out.pt')", "files, processes or profiling"),
+        ("", "torch.autograd.profiler.profile().__enter__()", "files, processes or profiling"),
+        ("", "torch.autograd._disable_profiler()", "_disable_profiler"),
         ("self.register_forward_hook(print)", "", ".register_forward_hook()"),
     ],
 )
@@ -571,6 +573,7 @@ def test_declaring_a_system_call_yourself_does_not_hide_it():
         ("cudaProfilerStop();", "cudaProfilerStop"),
         ("cudaIpcOpenMemHandle(&p, h, 1);", "cudaIpcOpenMemHandle"),
         ("cuCtxDestroy(ctx);", "cuCtxDestroy"),
+        ("cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);", "cuptiActivityDisable"),
         ('pybind11::module_::import("torch");', "pybind11::module_::import"),
         ('py::exec("print(1)");', "py::exec"),
         ('obj.attr("allclose") = f;', ".attr()"),

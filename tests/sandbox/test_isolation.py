@@ -1,5 +1,6 @@
 """run_isolated and the confinement layers, on real child processes."""
 
+import errno
 import os
 import signal
 import socket
@@ -125,3 +126,41 @@ def test_an_isolated_error_reads_as_one_line():
     assert IsolatedResult(False, error="\n  the child died\nmore").error_line() == "the child died"
     assert IsolatedResult(False, error="   ").error_line() == "no answer"
     assert IsolatedResult(False).error_line() == "no answer"
+
+
+def _start_processes_and_threads() -> dict:
+    import subprocess
+    import threading
+
+    from cuda_agent.sandbox.isolation import apply_confinement
+
+    found = {"layers": apply_confinement(Path.cwd(), no_processes=True)}
+    try:
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+        found["fork"] = "allowed"
+    except OSError as err:
+        found["fork"] = err.errno
+    try:
+        subprocess.run(["true"], check=False)
+        found["subprocess"] = "allowed"
+    except OSError as err:
+        found["subprocess"] = err.errno
+    box = []
+    thread = threading.Thread(target=box.append, args=(7,))
+    thread.start()
+    thread.join()
+    found["thread"] = box
+    return found
+
+
+def test_a_candidates_confinement_starts_no_process_but_threads(tmp_path):
+    # a candidate's GPU work must all run in its own process, where the GPU trace sees it
+    result = run_isolated(_start_processes_and_threads, cwd=tmp_path)
+    assert result.ok, result.error
+    found = result.value
+    if os.uname().sysname == "Linux" and found["layers"]["seccomp"]:
+        assert found["fork"] == errno.EPERM and found["subprocess"] != "allowed"
+    assert found["thread"] == [7]

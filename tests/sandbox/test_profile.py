@@ -10,24 +10,29 @@ import torch
 from cuda_agent.sandbox import EnvConfig
 from cuda_agent.sandbox import profile as profile_mod
 from cuda_agent.sandbox.profile import cross_check
-from cuda_agent.sandbox.timing import CallTime
+from cuda_agent.sandbox.timing import UNTRACED_ALLOWANCE_MS, CallTime
 
-TRUSTED = [CallTime(stream_ms=1.0, wide_ms=1.02, host_ms=1.05) for _ in range(12)]
+TRUSTED = [CallTime(stream_ms=1.0, wide_ms=1.02, host_ms=1.05, gpu_ms=0.97) for _ in range(12)]
+LAUNCH = 0.04  # the event window's start before the first kernel (host launch)
 
 
 def _calls(stream: float, gap: float, host_extra: float = 0.03, n: int = 12) -> list[CallTime]:
-    return [CallTime(stream, stream + gap, stream + gap + host_extra) for _ in range(n)]
+    gpu = max(stream - LAUNCH, 0.001)
+    return [CallTime(stream, stream + gap, stream + gap + host_extra, gpu) for _ in range(n)]
 
 
 def _pings(gap: float = 0.02) -> list[CallTime]:
-    return _calls(0.01, gap)
+    return [CallTime(0.01, 0.01 + gap, 0.04 + gap) for _ in range(12)]  # no GPU work
 
 
 def test_honest_figures_pass_and_are_reported():
     checks = cross_check(_calls(0.32, 0.025), _pings(), [0.05] * 12, TRUSTED)
     assert checks.violations() == []
     figures = checks.figures()
-    assert figures["candidate_ms"] == 0.32
+    # charged the GPU's span of its work; the events (launch included) are reported beside it
+    assert figures["candidate_ms"] == figures["gpu_ms"] == pytest.approx(0.28)
+    assert figures["events_ms"] == 0.32
+    assert figures["untraced_ms"] == pytest.approx(0.345 - 0.28)
     assert abs(figures["escaped_ms"] - 0.005) < 1e-9
     assert figures["unreported_ms"] == 0.05 and figures["device_over_host_calls"] == 0
 
@@ -89,10 +94,13 @@ class _Ref:
 
 
 class _Cand:
-    """A candidate process that answers `call` with `answer(x)` and reports 0.2 ms per call."""
+    """A candidate process that answers `call` with `answer(x)` and reports 0.2 ms per call,
+    its GPU trace showing `kernels` (None: no trace)."""
 
-    def __init__(self, log, answer):
-        self.log, self.answer, self.sets = log, answer, None
+    layers = {"kernel_trace": True}
+
+    def __init__(self, log, answer, kernels=("scale_kernel",)):
+        self.log, self.answer, self.sets, self.kernels = log, answer, None, kernels
 
     def request(self, cmd, payload=None):
         if cmd == "store_sets":
@@ -108,13 +116,14 @@ class _Cand:
             for dst, src in zip(target, staging, strict=True):
                 dst.copy_(src)
         out = self.answer(self.sets[payload["index"]][0])
-        return {"output": out, "time": CallTime(0.2, 0.22, 0.25), "warm_ms": 0.1}, 0.0004
+        time = CallTime(0.24, 0.26, 0.29, 0.2, self.kernels)
+        return {"output": out, "time": time, "warm_ms": 0.1}, 0.0004
 
 
 @pytest.fixture
 def cpu_timer(monkeypatch):
     def timed_call(fn, inputs, flush):
-        return fn(*inputs), CallTime(1.0, 1.02, 1.05)
+        return fn(*inputs), CallTime(1.04, 1.06, 1.09, 1.0, ("at::native::mul",))
 
     monkeypatch.setattr(profile_mod, "timed_call", timed_call)
     monkeypatch.setattr(profile_mod, "L2Flusher", lambda device: None)
@@ -126,7 +135,9 @@ def _profile(log, cand, timed_calls=8, min_timed_calls=5, draw=None):
     draws = iter(range(1000))
     draw = draw or (lambda: [torch.full((4,), float(next(draws)))])
     config = EnvConfig(timed_calls=timed_calls, min_timed_calls=min_timed_calls, warmup_calls=1)
-    return profile_mod._timed(cand, _Ref(log), draw, draw(), [], [], 0, config, None, "cpu")
+    return profile_mod._timed(
+        cand, _Ref(log), draw, draw(), [], [], 0, config, None, "cpu", {"scale_kernel"}
+    )
 
 
 def test_baselines_and_candidate_are_timed_interleaved_in_a_varying_order(cpu_timer):
@@ -154,7 +165,39 @@ def test_baselines_and_candidate_are_timed_interleaved_in_a_varying_order(cpu_ti
     assert result.eager_ms == 1.0 and result.compile_ms == 1.0 and result.candidate_ms == 0.2
     assert result.timing_checks["host_preemptions"] >= 0
     # the round trip beyond the reported call, less the untimed call's time and a ping's
-    assert result.timing_checks["unreported_ms"] == pytest.approx((0.4 - 0.25 - 0.1) - (0.1 - 0.06))
+    assert result.timing_checks["unreported_ms"] == pytest.approx((0.4 - 0.29 - 0.1) - (0.1 - 0.06))
+
+
+def test_a_call_is_charged_its_gpu_span_unless_its_window_is_much_longer():
+    # launch and the way back within the allowance: the GPU's span alone
+    assert CallTime(0.30, 0.32, 0.35, 0.26).charged_ms == 0.26
+    # 2 ms of the window the trace did not see (host work, or GPU work out of its sight)
+    assert CallTime(2.3, 2.32, 2.35, 0.26).charged_ms == pytest.approx(2.32 - UNTRACED_ALLOWANCE_MS)
+    # no GPU work recorded (a reference that returns a view): the window
+    assert CallTime(0.01, 0.02, 0.03).charged_ms == 0.02
+
+
+def test_a_timed_call_that_ran_pytorchs_kernels_is_a_violation(cpu_timer):
+    # verification traced the forward at the dispatcher; a forward that behaves there and hands
+    # the work to PyTorch when it is not watched shows in the timed calls' GPU trace
+    log = []
+    cand = _Cand(log, lambda x: x * 2, kernels=("void at::native::vectorized_elementwise_kernel",))
+    result = _profile(log, cand)
+    assert result.failure["status"].value == "violation"
+    assert "timed call 1 of 8" in result.failure["message"]
+    assert any("PyTorch's kernel" in v for v in result.failure["violations"])
+
+
+def test_a_timed_call_without_the_solutions_kernels_is_a_violation(cpu_timer):
+    result = _profile([], _Cand([], lambda x: x * 2, kernels=()))
+    assert result.failure["status"].value == "violation"
+    assert "none of the extension's kernels ran" in result.failure["message"]
+
+
+def test_a_process_that_stopped_recording_its_gpu_work_is_a_violation(cpu_timer):
+    result = _profile([], _Cand([], lambda x: x * 2, kernels=None))
+    assert result.failure["status"].value == "violation"
+    assert "stopped recording GPU activity" in result.failure["message"]
 
 
 def test_a_wrong_timed_output_stops_the_run_with_a_mismatch(cpu_timer):

@@ -50,7 +50,8 @@ def baseline_path(cache_dir: Path, task_hash: str, gpu: str, torch_version: str)
 
 
 # 2: every timed call but the first behind an untimed call of its side (see profile.py)
-TIMING_METHOD = 2
+# 3: a call is charged the GPU's span of its work from the GPU trace (see timing.py)
+TIMING_METHOD = 3
 
 
 def load_baseline(path: Path) -> BaselineRecord | None:

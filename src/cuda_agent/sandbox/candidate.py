@@ -14,7 +14,11 @@ from cuda_agent.sandbox.processes import Exit, kill_tree, start_process, wait_re
 from cuda_agent.sandbox.verdict import Status
 
 # the child's error labels (see child._describe); any other is the candidate's runtime error
-_LABELS = {"interface": Status.INVALID, "harness": Status.HARNESS_ERROR}
+_LABELS = {
+    "interface": Status.INVALID,
+    "harness": Status.HARNESS_ERROR,
+    "tamper": Status.VIOLATION,
+}
 
 
 class CandidateFailure(Exception):

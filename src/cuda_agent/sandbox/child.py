@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from cuda_agent.sandbox.gpu_work import GpuTraceTampered, start_recording_once
 from cuda_agent.sandbox.guard_runtime import trace_forward
 from cuda_agent.sandbox.isolation import apply_confinement
 from cuda_agent.sandbox.timing import L2Flusher, synchronize, timed_call
@@ -44,7 +45,7 @@ def candidate_main(conn, workdir: str, device_index: int) -> None:
     stamps = {"fork": began, "cuda": time.time()}
     profiler = _start_profiler(device)
     stamps["kernel_trace"] = time.time()
-    layers = {**apply_confinement(root), "kernel_trace": profiler}
+    layers = {**apply_confinement(root, no_processes=True), "kernel_trace": profiler}
     tempfile.tempdir = None
     sys.dont_write_bytecode = True
     sys.path[:] = [p for p in sys.path if p not in ("", ".", str(root))]
@@ -179,17 +180,13 @@ class _State:
 
 
 def _start_profiler(device: torch.device) -> bool:
-    """Start CUPTI once before confinement (its start-up is slow and opens files)."""
-    try:
-        from torch.profiler import ProfilerActivity, profile
-
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            torch.ones(1, device=device).add_(1)
-            torch.cuda.synchronize()
-        prof.events()
-        return True
-    except Exception:
+    """Start the GPU trace of timed calls, and warm the one verification takes, before
+    confinement (CUPTI's start-up opens files). The verification trace's first use costs 4 s
+    (H200, 2026-12-03), which a spare process pays before its round, not inside it."""
+    if not start_recording_once(device):
         return False
+    trace_forward(lambda: torch.ones(1, device=device).add_(1), [], with_kernels=True)
+    return True
 
 
 class _InterfaceError(Exception):
@@ -217,10 +214,12 @@ def _poison(nbytes: int, device: torch.device) -> None:
 
 def _describe(err: BaseException, root: Path) -> str:
     """The error and the candidate's own frames (not the harness's), after a label the parent
-    maps to a status: interface (invalid), harness (the harness ran out of GPU memory), oom (the
+    maps to a status: tamper (the GPU trace around a timed call was stopped: a violation),
+    interface (invalid), harness (the harness ran out of GPU memory), oom (the
     candidate's code did: its own fault only when no other evaluation shared the GPU), error."""
     kind = "error"
     for cls, label in (
+        (GpuTraceTampered, "tamper"),
         (_InterfaceError, "interface"),
         (_HarnessOutOfMemory, "harness"),
         (_OutOfMemoryError, "oom"),

@@ -38,6 +38,7 @@ from cuda_agent.sandbox.candidate import (
 from cuda_agent.sandbox.compare import compare
 from cuda_agent.sandbox.config import EnvConfig
 from cuda_agent.sandbox.gpu_lock import gpu_lock
+from cuda_agent.sandbox.gpu_work import start_recording_once
 from cuda_agent.sandbox.guard_runtime import judge_trace, kernel_names
 from cuda_agent.sandbox.guard_static import check_static
 from cuda_agent.sandbox.inputs import draw_inputs, nbytes, secret_seed
@@ -73,6 +74,8 @@ class Environment:
             else None
         )
         self._mem_pool = None  # see _pool
+        if self.has_gpu:  # the baselines' GPU trace (0.05 s; the context is needed anyway)
+            start_recording_once(self._device)
 
     def __enter__(self) -> Environment:
         return self
@@ -304,6 +307,7 @@ class Environment:
                 self.config,
                 self._compile_baseline(ref),
                 self._device,
+                own_kernels=own,
             )
             seconds["timing_lock_wait"] = result.lock_wait_s
             with self._gpu_shared():
@@ -353,8 +357,15 @@ class Environment:
                     "the candidate ran out of GPU memory while other evaluations shared the GPU "
                     f"(not yet a verdict: it is tried again holding the GPU alone): {message}"
                 )
+        violations = [message.splitlines()[0]] if status == Status.VIOLATION else []
         return Verdict(
-            **base, **facts, status=status, compiled=True, correct=False, message=message
+            **base,
+            **facts,
+            status=status,
+            compiled=True,
+            correct=False,
+            violations=violations,
+            message=message,
         )
 
     def _new_candidate(self) -> CandidateProcess:

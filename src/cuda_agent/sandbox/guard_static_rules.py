@@ -162,7 +162,7 @@ SYS_FIX = "a binding only checks tensors, allocates outputs and launches kernels
 FORBIDDEN_CUDA_PREFIXES = (  # device-wide state, the harness's IPC channel, profiler control
     "cudaDeviceReset cudaThreadExit cudaSetDevice cudaSetValidDevices cudaIpc cudaProfilerStart "
     "cudaProfilerStop cudaLibraryLoad cuCtx cuDevicePrimaryCtx cuProfiler cuIpc cuModuleLoad "
-    "cuLibraryLoad"
+    "cuLibraryLoad cupti"
 ).split()
 CUDA_FIX = (
     "device, context and profiler state belong to the harness; use the current device and stream"
@@ -264,7 +264,7 @@ TORCH_CATEGORIES = (  # (prefixes, what it is, what to do instead); first match 
     ),
     (
         "torch.save torch.load torch.hub torch.utils torch.distributed torch.multiprocessing "
-        "torch.profiler",
+        "torch.profiler torch.autograd.profiler torch.autograd.profiler_util",
         "files, processes or profiling",
         "a solution only launches its kernels",
     ),

@@ -39,8 +39,10 @@ def scrubbed_env(workdir: Path, extra: dict[str, str] | None = None) -> dict[str
     return env
 
 
-def apply_confinement(workdir: Path) -> dict[str, bool]:
-    """Confine the calling process to `workdir`; returns which layers are active.
+def apply_confinement(workdir: Path, no_processes: bool = False) -> dict[str, bool]:
+    """Confine the calling process to `workdir`; returns which layers are active. With
+    `no_processes` it can start no process either (threads it can): a candidate's process,
+    whose GPU work must all happen where the harness's GPU trace records it.
 
     Memory is limited by the parent watching the child's resident size, not by RLIMIT_AS or
     RLIMIT_DATA: CUDA maps far more address space than it uses, and either limit breaks its
@@ -52,7 +54,7 @@ def apply_confinement(workdir: Path) -> dict[str, bool]:
     os.chdir(workdir)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 30, 4 << 30))
-    return {"landlock": _landlock(workdir), "seccomp": _seccomp()}
+    return {"landlock": _landlock(workdir), "seccomp": _seccomp(no_processes)}
 
 
 def confine_preexec(workdir: Path):
@@ -118,17 +120,31 @@ _ARCH = {  # audit arch, socket, kill, tkill, tgkill, ptrace, vm_readv, vm_write
     "x86_64": (0xC000003E, 41, 62, 200, 234, 101, 310, 311, 424),
     "aarch64": (0xC00000B7, 198, 129, 130, 131, 117, 270, 271, 424),
 }
-_BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_RET_K = 0x20, 0x15, 0x06
+_PROCESS_CALLS = {  # clone, clone3, then fork and vfork where they exist
+    "x86_64": (56, 435, 57, 58),
+    "aarch64": (220, 435),
+}
+_CLONE_THREAD = 0x00010000
+_BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JSET_K, _BPF_RET_K = 0x20, 0x15, 0x45, 0x06
 _RET_ALLOW, _RET_EPERM, _RET_EACCES = 0x7FFF0000, 0x00050001, 0x0005000D
+_RET_ENOSYS = 0x00050026  # clone3: its flags are out of a filter's reach; libc falls back to clone
 _AF_INET, _AF_INET6, _AF_PACKET = 2, 10, 17
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 
 
-def _seccomp() -> bool:
+def _seccomp(no_processes: bool = False) -> bool:
     spec = _ARCH.get(platform.machine())
     if spec is None:
         return False
     arch, sock, kill, tkill, tgkill, ptrace, vm_r, vm_w, pidfd_sig = spec
+    processes = []  # with no_processes: clone only with CLONE_THREAD, clone3 unknown, no fork
+    if no_processes:
+        clone, clone3, *forks = _PROCESS_CALLS[platform.machine()]
+        processes = [
+            (_BPF_JEQ_K, clone, "clone", None),
+            (_BPF_JEQ_K, clone3, "enosys", None),
+            *[(_BPF_JEQ_K, nr, "eperm", None) for nr in forks],
+        ]
     me, group = os.getpid(), (-os.getpid()) & 0xFFFFFFFF
     ld, jeq, ret = _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_RET_K
     program = [
@@ -136,17 +152,21 @@ def _seccomp() -> bool:
         (jeq, arch, None, "allow"),
         (ld, 0, None, None),  # seccomp_data.nr
         *[(jeq, nr, "eperm", None) for nr in (ptrace, vm_r, vm_w, pidfd_sig)],
+        *processes,
         (jeq, sock, "socket", None),
         *[(jeq, nr, "signal", None) for nr in (kill, tkill, tgkill)],
         (ret, _RET_ALLOW, None, None),
         ("socket", ld, 16, None, None),  # args[0] low word: the address family
         *[(jeq, fam, "eacces", None) for fam in (_AF_INET, _AF_INET6, _AF_PACKET)],
         (ret, _RET_ALLOW, None, None),
+        ("clone", ld, 16, None, None),  # args[0] low word: the flags
+        (_BPF_JSET_K, _CLONE_THREAD, "allow", "eperm"),
         ("signal", ld, 16, None, None),  # args[0] low word: the target pid (tgid for tgkill)
         *[(jeq, pid, "allow", None) for pid in (me, 0, group)],
         ("eperm", ret, _RET_EPERM, None, None),
         ("allow", ret, _RET_ALLOW, None, None),
         ("eacces", ret, _RET_EACCES, None, None),
+        ("enosys", ret, _RET_ENOSYS, None, None),
     ]
     prog = _assemble(program)
     filt = ctypes.create_string_buffer(prog, len(prog))

@@ -34,6 +34,7 @@ import torch
 
 from cuda_agent.sandbox.compare import compare
 from cuda_agent.sandbox.gpu_lock import gpu_lock
+from cuda_agent.sandbox.guard_runtime import Trace, judge_trace
 from cuda_agent.sandbox.inputs import nbytes
 from cuda_agent.sandbox.timing import (
     CallTime,
@@ -66,13 +67,16 @@ class ProfileResult:
     failure: dict | None = None  # verdict fields when the candidate failed during timing
 
 
-def profile_candidate(cand, ref, draw, vsets, refs, poison, config, cached, device, release=None):
+def profile_candidate(
+    cand, ref, draw, vsets, refs, poison, config, cached, device, release=None, own_kernels=()
+):
     """Baselines (re-timed eager; torch.compile from `cached` unless compiled here) and, when
     `cand` is given, the candidate on the same fresh input sets. torch.compile's first call runs
     first, holding the GPU's lock shared: mostly CPU-bound, but its kernels and inductor's
     benchmarks of kernel configurations must not overlap another process's timing (they did, on
     the H200 with eight workers on one GPU: 91 of 216 baselines spread over 5 %, against 1 of
     34 timed by one worker alone). Everything timed runs holding the lock exclusively.
+    `own_kernels` names the solution's kernels: the GPU trace of each timed call must show one.
 
     `release` (baselines only: no candidate holds any of this process's GPU memory) frees what
     each section cached before it ends, and the example input of the first call is not kept
@@ -87,7 +91,9 @@ def profile_candidate(cand, ref, draw, vsets, refs, poison, config, cached, devi
             release()
     with gpu_lock(device, exclusive=True) as waited:
         example = vsets[0] if vsets else draw()
-        result = _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device)
+        result = _timed(
+            cand, ref, draw, example, vsets, refs, poison, config, cached, device, own_kernels
+        )
         del example
         if release is not None:
             release()
@@ -95,7 +101,7 @@ def profile_candidate(cand, ref, draw, vsets, refs, poison, config, cached, devi
     return result
 
 
-def _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device):
+def _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device, own_kernels):
     per_set = nbytes(example) + 3 * nbytes(refs[0] if refs else ref(*example))
     fit = int(config.timing_memory_gb * 2**30 // max(per_set, 1))
     distinct = max(1, min(config.timed_calls, fit))  # input sets that fit in memory
@@ -110,16 +116,21 @@ def _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device
         sides["compile"] = _Trusted(ref.run_compiled, sets, flush)
     if cand is not None:
         expected = [ref(*inputs) for inputs in sets]  # untimed, for comparing
-        sides["candidate"] = _Candidate(cand, sets, expected, poison, config, ref, refill)
+        sides["candidate"] = _Candidate(
+            cand, sets, expected, poison, config, ref, refill, set(own_kernels)
+        )
     spin_up(flush, config.spin_up_ms)
     for side in sides.values():
         side.warm_up(warm)
     preempted = _preemptions()
     failure, n = _interleaved(sides, n, distinct, refill)
     preempted = _preemptions() - preempted
-    eager_ms, eager_spread = median_and_spread(_stream_ms(sides["eager"].times))
+    if failure is not None:  # the candidate's: its verdict needs no baseline (none may be timed)
+        nan = float("nan")
+        return ProfileResult(nan, 0.0, nan, 0.0, 0.0, n, distinct_sets=distinct, failure=failure)
+    eager_ms, eager_spread = median_and_spread(_gpu_ms(sides["eager"].times))
     if compiled:
-        compile_ms, compile_spread = median_and_spread(_stream_ms(sides["compile"].times))
+        compile_ms, compile_spread = median_and_spread(_gpu_ms(sides["compile"].times))
         first_call = ref.compile_first_call_s
     else:
         compile_ms, compile_spread = cached.compile_ms, cached.compile_spread
@@ -130,11 +141,10 @@ def _timed(cand, ref, draw, example, vsets, refs, poison, config, cached, device
     )  # fmt: skip
     if cand is None:
         return result
-    if failure is not None:
-        result.failure = failure
-        return result
     side = sides["candidate"]
-    result.candidate_ms, result.candidate_spread = median_and_spread(_stream_ms(side.times))
+    result.candidate_ms, result.candidate_spread = median_and_spread(
+        [t.charged_ms for t in side.times]
+    )
     result.max_abs_error = side.worst
     checks = cross_check(side.times, side.pings, side.unreported, sides["eager"].times)
     result.timing_checks = {**checks.figures(), "host_preemptions": float(preempted)}
@@ -199,8 +209,11 @@ def _structure(inputs: list) -> list:
     return [(tuple(x.shape), x.dtype) if isinstance(x, torch.Tensor) else repr(x) for x in inputs]
 
 
-def _stream_ms(times: list[CallTime]) -> list[float]:
-    return [t.stream_ms for t in times]
+def _gpu_ms(times: list[CallTime]) -> list[float]:
+    """What eager and torch.compile are charged: trusted code needs no allowance (their host
+    work before the first kernel, torch.compile's wrapper under the trace 0.27–0.33 ms on the
+    H200, is no more charged than a candidate's first launch)."""
+    return [t.gpu_or_window_ms for t in times]
 
 
 class _Trusted:
@@ -233,9 +246,9 @@ class _Candidate:
     """The candidate's process: one timed call per turn, each beside a no-op ping, its output
     checked against the eager output of the same input set."""
 
-    def __init__(self, cand, sets, expected, poison, config, reference, refill):
+    def __init__(self, cand, sets, expected, poison, config, reference, refill, own_kernels):
         self.cand, self.expected, self.poison, self.config = cand, expected, poison, config
-        self.reference = reference
+        self.reference, self.own_kernels = reference, own_kernels
         self.times: list[CallTime] = []
         self.pings: list[CallTime] = []
         self.unreported: list[float] = []  # per call: round trip beyond reported, less a ping's
@@ -271,15 +284,36 @@ class _Candidate:
                 "max_abs_error": check.max_abs_error,
                 "message": f"timed call {i + 1} of {n} (a fresh input set): {check.reason}",
             }
+        ran = self._trace_violations(reply["time"])
+        if ran:
+            return {
+                "status": Status.VIOLATION,
+                "violations": ran,
+                "message": f"timed call {i + 1} of {n}, as the GPU trace recorded it: "
+                + "; ".join(ran),
+            }
         self.worst = max(self.worst, check.max_abs_error or 0.0)
         self.times.append(reply["time"])
         ping_time, ping_wall = ping[0]["time"], ping[1]
         self.pings.append(ping_time)
+        # (reading a trace back costs more for a call's kernels than for a ping's none)
         self.unreported.append(
-            (wall * 1e3 - reply["time"].host_ms - reply["warm_ms"])
-            - (ping_wall * 1e3 - ping_time.host_ms)
+            (wall * 1e3 - reply["time"].host_ms - reply["warm_ms"] - reply["time"].trace_ms)
+            - (ping_wall * 1e3 - ping_time.host_ms - ping_time.trace_ms)
         )
         return None
+
+    def _trace_violations(self, t: CallTime) -> list[str]:
+        """What the GPU trace of one timed call shows: PyTorch's kernels, none of the
+        solution's, or no trace at all from a process that could record one at its start."""
+        if t.kernels is not None:
+            return judge_trace(Trace(kernels=list(t.kernels)), self.own_kernels)
+        if self.cand.layers.get("kernel_trace"):
+            return [
+                "the candidate's process stopped recording GPU activity (it recorded it when it "
+                "started): the GPU trace belongs to the harness"
+            ]
+        return []
 
 
 def _preemptions() -> int:
@@ -295,7 +329,10 @@ def _preemptions() -> int:
 class TimingChecks:
     """The figures the candidate's reported times are checked against (medians, ms)."""
 
-    candidate_ms: float  # events around the call on the current stream
+    candidate_ms: float  # what the calls were charged (CallTime.charged_ms)
+    gpu_ms: float  # the GPU's span of each call's work, from its trace
+    events_ms: float  # events around the call on the current stream (launch included)
+    untraced_ms: float  # the event window beyond the GPU's span (launch, host, untraced work)
     sync_gap_ms: float  # device time from the call's end event to the one after a device sync
     ping_sync_gap_ms: float  # the same gap for the paired no-op calls
     escaped_ms: float  # median over pairs of (call's gap - its ping's gap)
@@ -330,6 +367,9 @@ class TimingChecks:
     def figures(self) -> dict[str, float]:
         return {
             "candidate_ms": self.candidate_ms,
+            "gpu_ms": self.gpu_ms,
+            "events_ms": self.events_ms,
+            "untraced_ms": self.untraced_ms,
             "sync_gap_ms": self.sync_gap_ms,
             "ping_sync_gap_ms": self.ping_sync_gap_ms,
             "escaped_ms": self.escaped_ms,
@@ -353,7 +393,10 @@ def cross_check(
         return t.wide_ms - t.stream_ms
 
     return TimingChecks(
-        candidate_ms=med(t.stream_ms for t in times),
+        candidate_ms=med(t.charged_ms for t in times),
+        gpu_ms=med(t.gpu_ms or 0.0 for t in times),
+        events_ms=med(t.stream_ms for t in times),
+        untraced_ms=med(t.wide_ms - (t.gpu_ms or 0.0) for t in times),
         sync_gap_ms=med(gap(t) for t in times),
         ping_sync_gap_ms=med(gap(p) for p in pings),
         escaped_ms=med(gap(t) - gap(p) for t, p in zip(times, pings, strict=True)),
