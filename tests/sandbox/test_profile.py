@@ -69,7 +69,8 @@ def test_times_smaller_than_the_parents_clock_are_not_real():
 
 
 def test_jitter_below_the_thresholds_passes():
-    checks = cross_check(_calls(0.4, 0.035), _pings(), [0.2] * 12, TRUSTED)
+    # honest rounds on the H200 read up to 0.24 ms of unreported time per call
+    checks = cross_check(_calls(0.4, 0.035), _pings(), [0.4] * 12, TRUSTED)
     assert checks.violations() == []
 
 

@@ -357,7 +357,9 @@ class TimingChecks:
                 "the device timer reported more time than the host clock around the call in "
                 f"{self.device_over_host_calls} of {self.calls} calls: the timer was tampered with"
             )
-        if self.unreported_ms > max(0.25, 0.25 * self.host_ms):
+        # honest rounds on the H200 read -0.36 to +0.24 ms with the GPU trace's start and
+        # read-back around each call (2026-12-04); a patched clock reads 1.6 ms
+        if self.unreported_ms > max(0.5, 0.25 * self.host_ms):
             found.append(
                 f"the candidate process reported {self.unreported_ms:.3f} ms per call less than "
                 "the parent's wall clock measured: its reported times are not real"

@@ -6,10 +6,11 @@ GPU trace started (gpu_work.py), L2 flushed, then an event before the call, one 
 on the current stream, and one after a device-wide synchronize, so work left running on other
 streams shows up as the gap between the two (the parent turns that gap into a violation).
 
-A call is charged the GPU's own span of its work (`CallTime.charged_ms`), not its event window:
-the window starts on an idle GPU and so includes the host's launch of the first kernel, which
-moved timed calls by 3–8 % from one process to the next on the H200's host, and torch.compile's
-by up to 25 %, while the GPU's span held within 1 % (docs/benchmarks.md, eighth session).
+A call is charged the GPU's own span of its work (`CallTime.gpu_or_window_ms`; a candidate's,
+`CallTime.charged_ms`), not its event window. The window starts on an idle GPU and so includes
+the host's launch of the first kernel, which moved timed calls by 3–8 % from one process to the
+next on the H200's host, and torch.compile's by up to 25 %, while the GPU's span held within 1 %
+(docs/benchmarks.md, eighth session).
 """
 
 from __future__ import annotations
