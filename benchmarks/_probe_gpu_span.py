@@ -69,7 +69,7 @@ def _worker(calls: int) -> dict:
         sync()
         return s.elapsed_time(e), before, time.time_ns()
 
-    def gpu_rows(result, skip_before):
+    def gpu_rows(result):
         return sorted(
             (e.start_ns(), e.start_ns() + e.duration_ns(), e.name())
             for e in result.events()
@@ -97,7 +97,7 @@ def _worker(calls: int) -> dict:
                     rows[f"{fname}/plain"].append({"events_ms": ms})
                     continue
                 result = _disable_profiler()
-                acts = gpu_rows(result, before)
+                acts = gpu_rows(result)
                 mine = [r for r in acts if r[0] >= before]
                 rows[f"{fname}/{way}"].append(
                     {
@@ -123,7 +123,7 @@ def _worker(calls: int) -> dict:
             ms, before, after = events(fn)
             kept_pending.append((fname, ms, before, after))
     result = _disable_profiler()
-    acts = gpu_rows(result, 0)
+    acts = gpu_rows(result)
     for fname, ms, before, after in kept_pending:
         mine = [r for r in acts if before <= r[0] <= after]
         rows[f"{fname}/kept"].append(
