@@ -21,13 +21,12 @@ import torch
 
 from cuda_agent.sandbox.gpu_work import GpuTraceTampered, start_recording_once
 from cuda_agent.sandbox.guard_runtime import trace_forward
+from cuda_agent.sandbox.inputs import copy_inputs
 from cuda_agent.sandbox.isolation import apply_confinement
 from cuda_agent.sandbox.timing import L2Flusher, synchronize, timed_call
 
 _no_grad = torch.no_grad
 _fill = torch.Tensor.fill_
-_copy = torch.Tensor.copy_
-_Tensor = torch.Tensor
 _empty = torch.empty  # bound before candidate code can patch torch's names
 _OutOfMemoryError = torch.cuda.OutOfMemoryError
 
@@ -167,10 +166,7 @@ class _State:
                 self.model(*self.sets[job["warm_index"]])
                 synchronize()
             if job.get("refill_from") is not None:
-                target, staging = self.sets[job["index"]], self.sets[job["refill_from"]]
-                for dst, src in zip(target, staging, strict=True):
-                    if isinstance(dst, _Tensor):
-                        _copy(dst, src)
+                copy_inputs(self.sets[job["index"]], self.sets[job["refill_from"]])
                 synchronize()
             warm_ms = (time.perf_counter() - start) * 1e3
             _poison(job["poison_bytes"], self.device)

@@ -28,6 +28,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+import torch
 from torch._C._profiler import ProfilerActivity, _ExperimentalConfig
 from torch.autograd import (
     DeviceType,
@@ -137,8 +138,6 @@ def start_recording_once(device=None) -> bool:
     fresh process on the H200), outside any timed call, on `device` (default: the current one)."""
     if _available:
         return _available[0]
-    import torch
-
     with _session:
         if _available:  # found out by another thread while this one waited
             return _available[0]

@@ -35,7 +35,7 @@ import torch
 from cuda_agent.sandbox.compare import compare
 from cuda_agent.sandbox.gpu_lock import gpu_lock
 from cuda_agent.sandbox.guard_runtime import Trace, judge_trace
-from cuda_agent.sandbox.inputs import nbytes
+from cuda_agent.sandbox.inputs import copy_inputs, nbytes
 from cuda_agent.sandbox.timing import (
     CallTime,
     L2Flusher,
@@ -197,9 +197,7 @@ class _Refill:
         fresh = self.draw()
         if _structure(fresh) != self._shape:
             return False
-        for dst, src in zip(self.staging, fresh, strict=True):
-            if isinstance(dst, torch.Tensor):
-                dst.copy_(src)
+        copy_inputs(self.staging, fresh)
         del fresh
         synchronize()  # the candidate's process reads the staging set from its own stream
         return True
