@@ -7,6 +7,8 @@ import sys
 
 import pyarrow.parquet as pq
 import pytest
+
+pytest.importorskip("verl", reason="needs veRL, the rl extra: pip install -e '.[rl]'")
 from omegaconf import OmegaConf
 from verl.utils.dataset.rl_dataset import RLHFDataset
 

@@ -15,7 +15,7 @@ from cuda_agent.rl import CONFIG_DIR
 from cuda_agent.task import BUILTIN_DIR
 from tests.rl.trajectories import Call, Turn, write_trajectory
 
-pytest.importorskip("verl")
+pytest.importorskip("verl", reason="needs veRL, the rl extra: pip install -e '.[rl]'")
 REPO = Path(__file__).resolve().parents[2]
 ONE_GPU = ["trainer.nnodes=1", "trainer.n_gpus_per_node=1", "trainer.logger=[console]"]
 SDPA = "+model.override_config.attn_implementation=sdpa"

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+pytest.importorskip("ray", reason="needs Ray, the ray extra: pip install -e '.[ray]'")
 from cuda_agent.agent import load_trajectory
 from cuda_agent.cli.main import app
 from cuda_agent.errors import UserError

@@ -16,11 +16,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import ray
 import torch
 import yaml
-from hydra.utils import instantiate
 from transformers import Qwen2Config, Qwen2ForTokenClassification
+
+pytest.importorskip("ray", reason="needs Ray, the ray extra: pip install -e '.[ray]'")
+pytest.importorskip("verl", reason="needs veRL, the rl extra: pip install -e '.[rl]'")
+import ray
+from hydra.utils import instantiate
 from verl.experimental.agent_loop.agent_loop import (
     AgentLoopWorker,
     DictConfigWrap,
