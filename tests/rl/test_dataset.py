@@ -8,7 +8,9 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-pytest.importorskip("verl", reason="needs veRL, the rl extra: pip install -e '.[rl]'")
+from tests.rl.extras import VERL_MISSING
+
+pytest.importorskip("verl", reason=VERL_MISSING)
 from omegaconf import OmegaConf
 from verl.utils.dataset.rl_dataset import RLHFDataset
 

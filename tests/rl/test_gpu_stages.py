@@ -13,9 +13,10 @@ import yaml
 
 from cuda_agent.rl import CONFIG_DIR
 from cuda_agent.task import BUILTIN_DIR
+from tests.rl.extras import VERL_MISSING
 from tests.rl.trajectories import Call, Turn, write_trajectory
 
-pytest.importorskip("verl", reason="needs veRL, the rl extra: pip install -e '.[rl]'")
+pytest.importorskip("verl", reason=VERL_MISSING)
 REPO = Path(__file__).resolve().parents[2]
 ONE_GPU = ["trainer.nnodes=1", "trainer.n_gpus_per_node=1", "trainer.logger=[console]"]
 SDPA = "+model.override_config.attn_implementation=sdpa"

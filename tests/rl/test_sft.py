@@ -9,7 +9,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-pytest.importorskip("verl", reason="needs veRL, the rl extra: pip install -e '.[rl]'")
+from tests.rl.extras import VERL_MISSING
+
+pytest.importorskip("verl", reason=VERL_MISSING)
 from verl.utils.dataset.multiturn_sft_dataset import MultiTurnSFTDataset
 from verl.utils.tokenizer.tokenizer import normalize_token_ids
 

@@ -14,7 +14,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-pytest.importorskip("ray", reason="needs Ray, the ray extra: pip install -e '.[ray]'")
+from tests.rl.extras import RAY_MISSING
+
+pytest.importorskip("ray", reason=RAY_MISSING)
 from cuda_agent.agent import load_trajectory
 from cuda_agent.cli.main import app
 from cuda_agent.errors import UserError

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-pytest.importorskip("verl", reason="needs veRL, the rl extra: pip install -e '.[rl]'")
+from tests.rl.extras import VERL_MISSING
+
+pytest.importorskip("verl", reason=VERL_MISSING)
 from verl.trainer.ppo.core_algos import compute_gae_advantage_return
 
 from cuda_agent.rl import GAMMA, LAMBDA, gae_targets, last_model_token, token_rewards

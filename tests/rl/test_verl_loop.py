@@ -20,8 +20,10 @@ import torch
 import yaml
 from transformers import Qwen2Config, Qwen2ForTokenClassification
 
-pytest.importorskip("ray", reason="needs Ray, the ray extra: pip install -e '.[ray]'")
-pytest.importorskip("verl", reason="needs veRL, the rl extra: pip install -e '.[rl]'")
+from tests.rl.extras import RAY_MISSING, VERL_MISSING
+
+pytest.importorskip("ray", reason=RAY_MISSING)
+pytest.importorskip("verl", reason=VERL_MISSING)
 import ray
 from hydra.utils import instantiate
 from verl.experimental.agent_loop.agent_loop import (
