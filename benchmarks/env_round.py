@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 
 from cuda_agent.sandbox import EnvConfig, Environment, Stage, create_workspace, read_solution
+from cuda_agent.sandbox.reward import milestone_reward
 from cuda_agent.task import load_task
 
 HERE = Path(__file__).parent
@@ -69,6 +70,12 @@ def reference_round(work: Path, build: Path) -> dict:
         if step == "profile":
             out.update(json.loads(proc.stdout.strip().splitlines()[-1]))
     out["round_s"] = out["compile_s"] + out["verify_s"] + out["profile_s"]
+    # the loop's own figures under the same reward rule as ours
+    out["reward"] = milestone_reward(
+        out["correct"],
+        out["eager_ms"] / out["candidate_ms"],
+        out["compile_ms"] / out["candidate_ms"],
+    )
     return out
 
 
@@ -160,6 +167,12 @@ def main() -> None:
             theirs.append(reference_round(work, root / f"build{i}"))
             print(f"  reference loop round {i}: {json.dumps(theirs[-1])}", flush=True)
         last = ours["verdicts"][-1]
+        ours_ms = last["candidate_ms"]
+        loop_ms = statistics.median(r["candidate_ms"] for r in theirs) if theirs else None
+        rewards = {
+            "ours": [v["reward"] for v in ours["verdicts"]],
+            "reference_loop": [r["reward"] for r in theirs],
+        }
         case = {
             "task": name,
             "ours": ours,
@@ -167,24 +180,30 @@ def main() -> None:
             "reference_median_round_s": (
                 statistics.median(r["round_s"] for r in theirs) if theirs else None
             ),
+            # status and reward, every round of both sides
             "same_verdict": (
-                all(r["correct"] for r in theirs) == (last["status"] == "ok") if theirs else None
+                len({*rewards["ours"], *rewards["reference_loop"]}) == 1
+                and all(r["correct"] for r in theirs)
+                and all(v["status"] == "ok" for v in ours["verdicts"])
+                if theirs
+                else None
             ),
+            "rewards": rewards,
             "candidate_ms": {
-                "ours": last["candidate_ms"],
-                # the same calls' events, which include the launch as the loop's do
+                "ours": ours_ms,
+                # the same calls' events, which include the launch
                 "ours_events": (last.get("timing_checks") or {}).get("events_ms"),
-                "reference_loop": (
-                    statistics.median(r["candidate_ms"] for r in theirs) if theirs else None
-                ),
+                "reference_loop": loop_ms,
             },
+            "candidate_ours_over_loop": ours_ms / loop_ms - 1 if ours_ms and loop_ms else None,
         }
         results["cases"].append(case)
         print(
             f"{name}: ours median round {ours['median_round_s']:.2f} s "
             f"(cold process {ours['cold_process_round'].get('seconds', float('nan')):.1f} s), "
             f"reference loop {case['reference_median_round_s']} s; candidate "
-            f"{case['candidate_ms']['ours']:.3f} vs {case['candidate_ms']['reference_loop']} ms",
+            f"{case['candidate_ms']['ours']:.3f} vs {case['candidate_ms']['reference_loop']} ms; "
+            f"rewards {rewards}",
             flush=True,
         )
         shutil.rmtree(root, ignore_errors=True)

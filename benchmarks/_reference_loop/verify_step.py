@@ -1,4 +1,5 @@
-"""CUDA-Agent-style verification: a fresh process, 5 checks of ModelNew against Model."""
+"""CUDA-Agent-style verification: a fresh process, 5 checks of ModelNew against Model, each on
+newly drawn inputs (the extension's a clone), compared by torch.testing at atol = rtol = 1e-2."""
 
 import importlib.util
 import sys
@@ -15,14 +16,17 @@ spec = importlib.util.spec_from_file_location("model_new", work / "model_new.py"
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 init = get_init_inputs()
-torch.manual_seed(0)
-ref = Model(*init).cuda()
-new = mod.ModelNew(*init).cuda()
+ref = Model(*init).eval().cuda()
+new = mod.ModelNew(*init).eval().cuda()
 new.load_state_dict(ref.state_dict())
 ok = True
 with torch.no_grad():
-    for seed in range(5):
-        torch.manual_seed(seed)
+    for _ in range(5):
         xs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in get_inputs()]
-        ok &= torch.allclose(ref(*xs), new(*xs), atol=1e-2, rtol=1e-2)
+        clones = [x.clone() if isinstance(x, torch.Tensor) else x for x in xs]
+        expected, actual = ref(*xs), new(*clones)
+        try:
+            torch.testing.assert_close(actual, expected, atol=1e-2, rtol=1e-2, equal_nan=True)
+        except AssertionError:
+            ok = False
 print("correct" if ok else "mismatch")
