@@ -1,8 +1,10 @@
 """One edit–compile–verify–profile round: a CUDA-Agent-style loop against ours, side by side.
 
 The CUDA-Agent-style loop rebuilds everything with torch's extension loader and runs
-verification and profiling each in a fresh process, re-running torch.compile every round. Ours
-is cuda_agent.sandbox.Environment. Both run on the same honest kernels after editing one .cu file.
+verification and profiling each in a fresh process, re-running torch.compile every round, and
+times as the published workdir does (_reference_loop/profile_step.py). Ours is
+cuda_agent.sandbox.Environment. Both run on the same honest kernels after editing one .cu file;
+each case records both sides' rewards, round by round, and our candidate's time over the loop's.
 
     python benchmarks/env_round.py --out results.json [--rounds 4] [--case TASK=SOLUTION_DIR ...]
 """

@@ -19,7 +19,7 @@ before (so there is nothing in it to precompute). Between two calls of one side 
 pickles, talks to the candidate and compares outputs, and a call whose launch path went cold that
 way is slow to start: on the H200 (2026-12-03), torch.compile's one fused kernel of
 elementwise_chain timed at 0.47–0.51 ms so, 0.33 ms with the untimed call before it, and 0.31–0.35
-ms in a loop of back-to-back calls (how CUDA Agent's scripts time); eager's four kernels, whose
+ms by events around a loop of back-to-back calls; eager's four kernels, whose
 first launch is cheap, at 1.06 ms each way.
 """
 
