@@ -9,7 +9,9 @@
 #                (timed sections never overlap: see src/cuda_agent/sandbox/gpu_lock.py)
 #   bench        env_round (ours vs a CUDA-Agent-style loop), stored-solution runs over the
 #                honest fixtures with their reports, service throughput (BENCH_STEPS picks:
-#                "env_round stored service" by default; "probe" adds benchmarks/_probe_timing.py,
+#                "env_round stored service" by default; "busy_host" adds benchmarks/busy_host.py
+#                (an honest kernel and the patched-clock cheat on a host whose cores are held
+#                by CPU-bound processes); "probe" adds benchmarks/_probe_timing.py,
 #                "probe_env" only its --env half; "probe_spread", "probe_launch" and
 #                "probe_gpu_span" run benchmarks/_probe_spread.py, _probe_launch.py and
 #                _probe_gpu_span.py)
@@ -84,6 +86,10 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   if [[ $steps == *" probe_launch "* ]]; then  # a diagnostic: host launch against GPU time
     python3 benchmarks/_probe_launch.py --out "$OUT/probe_launch.jsonl" 2>&1 \
       | tee "$OUT/probe_launch.log" || status=1
+  fi
+  if [[ $steps == *" busy_host "* ]]; then  # verdicts while CPU-bound processes hold the cores
+    python3 benchmarks/busy_host.py --out "$OUT/busy_host.jsonl" --cache "$CUDA_AGENT_CACHE" \
+      --reps "${BUSY_REPS:-3}" 2>&1 | tee "$OUT/busy_host.log" || status=1
   fi
   if [[ $steps == *" stored "* ]]; then
     runs=$(mktemp -d)

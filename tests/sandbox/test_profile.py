@@ -9,6 +9,7 @@ import torch
 
 from cuda_agent.sandbox import EnvConfig
 from cuda_agent.sandbox import profile as profile_mod
+from cuda_agent.sandbox.candidate import RoundTrip
 from cuda_agent.sandbox.profile import cross_check
 from cuda_agent.sandbox.timing import UNTRACED_ALLOWANCE_MS, CallTime
 
@@ -68,6 +69,19 @@ def test_times_smaller_than_the_parents_clock_are_not_real():
     assert "less than the parent's wall clock" in found
 
 
+def test_a_busy_host_stretching_half_the_calls_is_not_a_patched_clock():
+    # half the round trips stretched by 2.1 ms (a median of 2.1 ms), the other half honest
+    unreported = [2.1, 0.05] * 6
+    checks = cross_check(_calls(0.27, 0.02), _pings(), unreported, TRUSTED)
+    assert checks.unreported_ms > 0.5 and checks.violations() == []
+
+
+def test_a_patched_clock_under_reports_even_the_least_stretched_calls():
+    unreported = [1.4, 1.5, 1.6, 1.7, 3.9, -2.0] * 2  # one ping in six itself stretched
+    [found] = cross_check(_calls(0.1, 0.02), _pings(), unreported, TRUSTED).violations()
+    assert "at least 1.400 ms less than the parent's wall clock" in found
+
+
 def test_jitter_below_the_thresholds_passes():
     # honest rounds on the H200 read up to 0.24 ms of unreported time per call
     checks = cross_check(_calls(0.4, 0.035), _pings(), [0.4] * 12, TRUSTED)
@@ -85,6 +99,9 @@ class _Ref:
         self.compiled = object()
         self.compile_first_call_s = 1.5
 
+    def ensure_compiled(self, example):
+        pass  # compiled at construction
+
     def __call__(self, x):
         self.log.append(("eager", float(x[0])))
         return x * 2
@@ -96,21 +113,36 @@ class _Ref:
 
 class _Cand:
     """A candidate process that answers `call` with `answer(x)` and reports 0.2 ms per call,
-    its GPU trace showing `kernels` (None: no trace)."""
+    its GPU trace showing `kernels` (None: no trace). `extra_ms(pass, call)` is how much longer
+    the parent's clock finds the call than the 0.4 ms of an honest one (store_sets starts a
+    timing pass); `parent_wait_ms` and `child_wait_ms` how long the parent's thread and the
+    candidate's main thread meanwhile waited for a CPU."""
 
     layers = {"kernel_trace": True}
 
-    def __init__(self, log, answer, kernels=("scale_kernel",)):
+    def __init__(
+        self,
+        log,
+        answer,
+        kernels=("scale_kernel",),
+        extra_ms=None,
+        parent_wait_ms=0.0,
+        child_wait_ms=0.0,
+    ):
         self.log, self.answer, self.sets, self.kernels = log, answer, None, kernels
+        self.extra_ms = extra_ms or (lambda timing_pass, call: 0.0)
+        self.parent_wait_ms, self.child_wait_ms = parent_wait_ms, child_wait_ms
+        self.passes, self.calls = 0, 0
 
     def request(self, cmd, payload=None):
         if cmd == "store_sets":
             self.sets = payload
+            self.passes, self.calls = self.passes + 1, 0
         return None
 
     def timed_request(self, cmd, payload=None):
         if cmd == "ping":
-            return {"output": None, "time": CallTime(0.01, 0.03, 0.06)}, 0.0001
+            return {"output": None, "time": CallTime(0.01, 0.03, 0.06)}, RoundTrip(0.0001, 0, 0)
         self.log.append(("candidate", payload["index"], payload["warm_index"]))
         if payload.get("refill_from") is not None:  # as the child does, after its untimed call
             target, staging = self.sets[payload["index"]], self.sets[payload["refill_from"]]
@@ -118,7 +150,10 @@ class _Cand:
                 dst.copy_(src)
         out = self.answer(self.sets[payload["index"]][0])
         time = CallTime(0.24, 0.26, 0.29, 0.2, self.kernels)
-        return {"output": out, "time": time, "warm_ms": 0.1}, 0.0004
+        self.calls += 1
+        wall_ms = 0.4 + self.extra_ms(self.passes, self.calls) + self.parent_wait_ms
+        trip = RoundTrip(wall_ms / 1e3, self.parent_wait_ms, self.child_wait_ms)
+        return {"output": out, "time": time, "warm_ms": 0.1}, trip
 
 
 @pytest.fixture
@@ -167,6 +202,73 @@ def test_baselines_and_candidate_are_timed_interleaved_in_a_varying_order(cpu_ti
     assert result.timing_checks["host_preemptions"] >= 0
     # the round trip beyond the reported call, less the untimed call's time and a ping's
     assert result.timing_checks["unreported_ms"] == pytest.approx((0.4 - 0.29 - 0.1) - (0.1 - 0.06))
+
+
+def _profile_with_retry(cand):
+    draws = iter(range(1000))
+    draw = lambda: [torch.full((4,), float(next(draws)))]  # noqa: E731
+    config = EnvConfig(timed_calls=8, min_timed_calls=5, warmup_calls=1)
+    return profile_mod.profile_candidate(
+        cand, _Ref([]), draw, [], [], 0, config, object(), "cpu", own_kernels={"scale_kernel"}
+    )
+
+
+@pytest.fixture
+def no_gpu_lock(monkeypatch):
+    monkeypatch.setattr(profile_mod, "gpu_lock", lambda device, exclusive: _NoLock())
+
+
+class _NoLock:
+    def __enter__(self):
+        return 0.0
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_the_parents_own_wait_for_a_cpu_is_not_the_candidates(cpu_timer):
+    result = _profile([], _Cand([], lambda x: x * 2, parent_wait_ms=3.0))
+    assert result.failure is None
+    assert result.timing_checks["unreported_ms"] == pytest.approx((0.4 - 0.29 - 0.1) - (0.1 - 0.06))
+    assert result.timing_checks["parent_wait_ms"] == 3.0
+
+
+def test_a_dispute_the_second_pass_does_not_repeat_is_the_hosts(cpu_timer, no_gpu_lock):
+    cand = _Cand([], lambda x: x * 2, extra_ms=lambda timing_pass, call: 2.5 * (timing_pass == 1))
+    result = _profile_with_retry(cand)
+    assert cand.passes == 2 and result.failure is None
+    assert result.timing_checks["timed_passes"] == 2.0 and result.candidate_ms == 0.2
+
+
+def test_a_patched_clock_is_disputed_on_both_passes(cpu_timer, no_gpu_lock):
+    cand = _Cand([], lambda x: x * 2, extra_ms=lambda timing_pass, call: 1.5)
+    result = _profile_with_retry(cand)
+    assert cand.passes == 2 and result.failure["status"].value == "violation"
+    assert "as on a first timing pass: median 1.470" in result.failure["message"]
+    assert result.failure["timing_checks"]["timed_passes"] == 2.0
+
+
+def test_a_dispute_the_candidates_waits_for_a_cpu_explain_is_no_verdict(cpu_timer, no_gpu_lock):
+    # both passes stretched 1.5 ms a call while its main thread waited 1.6 ms for a CPU: the
+    # host's load or the candidate's own threads; either way nothing confirms its times
+    cand = _Cand([], lambda x: x * 2, extra_ms=lambda p, c: 1.5, child_wait_ms=1.6)
+    result = _profile_with_retry(cand)
+    assert cand.passes == 2 and result.failure["status"].value == "harness_error"
+    assert "the host was too busy to confirm the candidate's times" in result.failure["message"]
+    assert result.failure["timing_checks"]["child_wait_ms"] == pytest.approx(1.6)
+
+
+def test_waits_that_explain_only_part_of_a_dispute_leave_it_a_violation(cpu_timer, no_gpu_lock):
+    cand = _Cand([], lambda x: x * 2, extra_ms=lambda p, c: 2.5, child_wait_ms=1.0)
+    result = _profile_with_retry(cand)
+    assert result.failure["status"].value == "violation"
+    assert result.failure["timing_checks"]["unexplained_low_ms"] == pytest.approx(1.47)
+
+
+def test_other_violations_are_not_timed_again(cpu_timer, no_gpu_lock):
+    cand = _Cand([], lambda x: x * 2, kernels=(), extra_ms=lambda timing_pass, call: 1.5)
+    result = _profile_with_retry(cand)
+    assert cand.passes == 1 and "none of the extension's kernels ran" in result.failure["message"]
 
 
 def test_a_call_is_charged_its_gpu_span_unless_its_window_is_much_longer():

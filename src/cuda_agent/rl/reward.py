@@ -6,7 +6,8 @@ evaluator. The score is the environment's milestone reward at stage profile, -1 
 response holds no valid solution. The function imports nothing from veRL.
 
 A `harness_error` verdict (the harness itself ran out of GPU memory, after the Environment's own
-try alone on the GPU) says nothing about the response, so it never becomes a reward: the
+try alone on the GPU, or the host was too busy on two timing passes to confirm the times the
+candidate's process reported) says nothing about the response, so it never becomes a reward: the
 response is evaluated again, and when the harness keeps failing the step stops with what to
 change, rather than train on a -1 the policy did not earn.
 """
@@ -50,8 +51,8 @@ def compute_score(
         raise RuntimeError(
             f"{task.name}: the harness failed {1 + HARNESS_RETRIES} times to evaluate a response "
             f"({verdict.message.splitlines()[0]}); that is no verdict on the response, so it "
-            "gets no reward: run fewer evaluations per GPU or lower the environment's "
-            "timing_memory_gb"
+            "gets no reward: run fewer evaluations per GPU or per host, or lower the "
+            "environment's timing_memory_gb"
         )
     return {
         "score": float(verdict.reward),

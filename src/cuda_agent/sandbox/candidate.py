@@ -7,8 +7,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
 
+from cuda_agent.sandbox import run_queue
 from cuda_agent.sandbox.child import candidate_main
 from cuda_agent.sandbox.processes import Exit, kill_tree, start_process, wait_ready
 from cuda_agent.sandbox.verdict import Status
@@ -19,6 +21,15 @@ _LABELS = {
     "harness": Status.HARNESS_ERROR,
     "tamper": Status.VIOLATION,
 }
+
+
+@dataclass(frozen=True)
+class RoundTrip:
+    """One request as the parent saw it."""
+
+    seconds: float  # from sending it until the reply could be read, by the parent's clock
+    parent_wait_ms: float  # the parent's thread meanwhile runnable but kept off a CPU
+    child_wait_ms: float  # the same for the candidate's main thread (reported, not trusted)
 
 
 class CandidateFailure(Exception):
@@ -58,14 +69,22 @@ class CandidateProcess:
         return self.timed_request(cmd, payload, timeout_s)[0]
 
     def timed_request(self, cmd: str, payload=None, timeout_s: float | None = None):
-        """(payload, seconds from sending until the reply could be read)."""
+        """(payload, its RoundTrip)."""
+        child = run_queue.main_thread(self.proc.pid)
+        waits = run_queue.waited_ns(run_queue.OWN_THREAD), run_queue.waited_ns(child)
         try:
             self.conn.send((cmd, payload))
         except (BrokenPipeError, OSError):
             raise self._failure(Exit("died", "closed its end of the pipe")) from None
         start = time.perf_counter()
         status, reply = self._receive(cmd, timeout_s or self.timeout_s, start)
-        return reply, self._ready_after
+        seconds = self._ready_after
+        trip = RoundTrip(
+            seconds,
+            run_queue.wait_ms(waits[0], run_queue.waited_ns(run_queue.OWN_THREAD)),
+            run_queue.wait_ms(waits[1], run_queue.waited_ns(child)),
+        )
+        return reply, trip
 
     def _receive(
         self, step: str, timeout_s: float, start: float | None = None, watch_memory: bool = True

@@ -17,8 +17,10 @@ class Status(StrEnum):
     INVALID = "invalid"  # the solution folder breaks the workspace contract
     NO_GPU = "no_gpu"  # static checks and compile-only build ran; correctness and timing need a GPU
     # the harness itself ran out of GPU memory beside other evaluations, on a second try too
-    # (holding the GPU's lock alone): no verdict on the candidate; the bench runner evaluates it
-    # again after every other evaluation, and a rerun redoes it
+    # (holding the GPU's lock alone), or the host kept the candidate's process off the CPU for
+    # as long as its reported times fall short of the parent's clock, on two timing passes: no
+    # verdict on the candidate; the bench runner evaluates it again after every other
+    # evaluation, and a rerun redoes it
     HARNESS_ERROR = "harness_error"
 
 
