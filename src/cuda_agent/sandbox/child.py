@@ -144,6 +144,12 @@ class _State:
         synchronize()
         return None
 
+    def drop_output(self, _=None) -> None:
+        """Free the last timed output (shared with the parent), outside either request of a
+        call and its ping: freeing a large one inside whichever came next cost up to 16 ms on
+        the H200 and made the pair's difference useless for the parent's check."""
+        self.held = None
+
     def ping(self, poison_bytes: int):
         """A call with the harness's own no-op as forward: the parent's measure of what a call
         costs around the timed region."""
