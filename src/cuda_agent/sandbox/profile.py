@@ -422,8 +422,8 @@ class TimingChecks:
                 "the device timer reported more time than the host clock around the call in "
                 f"{self.device_over_host_calls} of {self.calls} calls: the timer was tampered with"
             )
-        # honest rounds on the H200 read -0.36 to +0.24 ms with the GPU trace's start and
-        # read-back around each call (2026-12-04); a patched clock reads 1.6 ms
+        # on the H200 (2026-12-04) honest verdicts' lower quartiles read -19 to -0.04 ms, on a
+        # host with half its cores busy too; the patched clock's 1.39 to 1.47 ms
         if self.wall_clock_disputed:
             found.append(
                 f"the candidate process reported at least {self.unreported_low_ms:.3f} ms less "
