@@ -78,9 +78,8 @@ class CandidateProcess:
             raise self._failure(Exit("died", "closed its end of the pipe")) from None
         start = time.perf_counter()
         status, reply = self._receive(cmd, timeout_s or self.timeout_s, start)
-        seconds = self._ready_after
         trip = RoundTrip(
-            seconds,
+            self._ready_after,
             run_queue.wait_ms(waits[0], run_queue.waited_ns(run_queue.OWN_THREAD)),
             run_queue.wait_ms(waits[1], run_queue.waited_ns(child)),
         )

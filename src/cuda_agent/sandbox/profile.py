@@ -100,13 +100,13 @@ def profile_candidate(
             result = _timed(*args)
             if result.timing_checks is not None:
                 result.timing_checks["timed_passes"] = 2.0
-            if result.wall_clock_only:
+            if result.busy_host:
+                result.failure = _busy_host(result.timing_checks)
+            elif result.wall_clock_only:
                 result.failure["message"] += (
                     f" (as on a first timing pass: median {first['unreported_ms']:.3f}, "
                     f"lower quartile {first['unreported_low_ms']:.3f} ms)"
                 )
-            if result.busy_host:
-                result.failure = _busy_host(result.timing_checks)
         del example, args
         if release is not None:
             release()

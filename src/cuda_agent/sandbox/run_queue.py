@@ -4,7 +4,8 @@ nanoseconds it spent runnable but not running. The kernel keeps it, so no proces
 The parent's round trip to a candidate's process is its check on the times that process reports,
 and a loaded host stretches that round trip whenever the parent's own thread is kept off a CPU:
 that wait is the host's, not the candidate's, and is taken out. The candidate's main thread's
-wait is only reported beside it, never taken out: the candidate's own threads could make it."""
+wait is never taken out (the candidate's own threads could make it): where it is as long as a
+dispute, it only makes the dispute no verdict (harness_error) rather than a violation."""
 
 from __future__ import annotations
 
