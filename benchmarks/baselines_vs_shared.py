@@ -1,17 +1,20 @@
-"""Our KernelBench baselines beside the ones measured independently in shared/kernelbench.
+"""Our KernelBench baselines beside a table of baselines measured independently.
 
     python benchmarks/baselines_vs_shared.py --baselines kernelbench_baselines.jsonl \
-        [--readme ../shared/kernelbench/README.md]
+        --readme TABLE.md
 
-Reads the JSONL that `cuda-agent baselines` writes and the table of ../shared/kernelbench/README.md
-(rows like `| L1 40 LayerNorm | 8.06 | 0.378 | 8.3 |`), and prints a markdown table of the problems
-in both: eager and torch.compile medians from each, and ours over theirs.
+Reads the JSONL that `cuda-agent baselines` writes and the markdown table in TABLE.md (rows like
+`| L1 40 LayerNorm | 8.06 | 0.378 | 8.3 |`: problem, eager ms, torch.compile ms, first compiled
+call s), and prints a markdown table of the problems in both: eager and torch.compile medians
+from each, and ours over theirs. Without --readme the table is looked for at
+kernelbench/README.md under $CUDA_AGENT_SHARED or shared/ in the checkout.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 from pathlib import Path
 
@@ -65,8 +68,7 @@ def table(theirs: dict, mine: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baselines", type=Path, required=True)
-    repo = Path(__file__).resolve().parents[1]
-    shared = repo / "shared" if (repo / "shared").is_dir() else repo.parent / "shared"
+    shared = Path(os.environ.get("CUDA_AGENT_SHARED") or Path(__file__).parents[1] / "shared")
     parser.add_argument("--readme", type=Path, default=shared / "kernelbench" / "README.md")
     args = parser.parse_args()
     print(table(shared_table(args.readme), ours(args.baselines)))

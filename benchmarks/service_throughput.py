@@ -1,7 +1,7 @@
 """Evaluations per GPU-hour: the evaluation service against a one-process loop, same solutions.
 
     python benchmarks/service_throughput.py --tasks builtin --solutions tests/fixtures/solutions \
-        [--repeat 3] [--gpus 0,1] [--mode local|ray] [--out docs/data/service_throughput.jsonl]
+        [--repeat 3] [--gpus 0,1] [--mode local|ray] [--out service_throughput.jsonl]
 
 Both sides evaluate every stored solution `--repeat` times at stage profile. Each evaluation
 gets its own variant of the solution (a comment naming the side and repetition is appended to

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Wheels the GPU image (Python 3.12, no package index) lacks, fetched into .whl/ for the device
-# tool's `carry`. The image already has torch, numpy, pyarrow, typer, rich, psutil, jinja2,
-# matplotlib, pyyaml, httpx, anyio, h11 and idna.
+# Wheels a GPU machine without a package index (Python 3.12) lacks, fetched into .whl/ to be
+# copied there with the checkout; scripts/gpu_suite.sh installs them. Such a machine is expected
+# to have torch, numpy, pyarrow, typer, rich, psutil, jinja2, matplotlib, pyyaml, httpx, anyio,
+# h11 and idna already.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .whl

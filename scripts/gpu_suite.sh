@@ -6,24 +6,23 @@
 #   bash scripts/gpu_suite.sh [tests|bench|synth|kernelbench|all] [pytest args; default: tests]
 #
 #   tests        every gpu-marked test, GPU_WORKERS (default 3) pytest workers sharing the GPU
-#                (timed sections never overlap: see src/cuda_agent/sandbox/gpu_lock.py)
+#                (timed sections never overlap: docs/verdict.md, GPU lock)
 #   bench        env_round (ours vs a CUDA-Agent-style loop), stored-solution runs over the
 #                honest fixtures with their reports, service throughput (BENCH_STEPS picks:
 #                "env_round stored service" by default; "busy_host" adds benchmarks/busy_host.py
 #                (an honest kernel and the patched-clock cheat on a host whose cores are held
-#                by CPU-bound processes); "probe" adds benchmarks/_probe_timing.py,
-#                "probe_env" only its --env half; "probe_spread", "probe_launch" and
-#                "probe_gpu_span" run benchmarks/_probe_spread.py, _probe_launch.py and
-#                _probe_gpu_span.py)
+#                by CPU-bound processes))
 #   synth        synthesis throughput: 300 candidates through every stage, 14 workers, cut at
 #                255 s (setup included) with partial results kept
 #   kernelbench  eager/torch.compile baselines and the null-kernel audit of all 250 problems
 #                (resumable: put an earlier kernelbench_baselines.jsonl in $RESUME_DIR; KB_AUDIT=0
-#                skips the audit). On a fresh H200 it takes about 11.5 min (the audits and first
-#                compiles alone 4.5 min), more than one 10-min device call: resume in a second
+#                skips the audit). On a fresh H200 it takes about 11.5 min, the audits and first
+#                compiles alone 4.5 min
 #
-# On the device machine the packages its image lacks come as wheels in .whl/
-# (scripts/fetch_gpu_wheels.sh); elsewhere an installed cuda-agent is used as it is.
+# KernelBench's problems (stored, synth and kernelbench) are read from
+# $CUDA_AGENT_SHARED/kernelbench/kernelbench_l1-l3.jsonl (default: shared/ in the checkout).
+# Where a .whl/ folder holds wheels (scripts/fetch_gpu_wheels.sh) and the Python lacks the
+# packages, they are installed from it; elsewhere an installed cuda-agent is used as it is.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -36,8 +35,8 @@ if [ -d .whl ] && ! python3 -c "import pydantic, openai" 2>/dev/null; then
 fi
 export PYTHONPATH=$PWD/src:$PWD:${PYTHONPATH:-}
 export PYTHONUNBUFFERED=1
-[ -d shared/kernelbench ] && export CUDA_AGENT_SHARED=$PWD/shared
-SHARED=${CUDA_AGENT_SHARED:-$PWD/../shared}
+[ -d shared/kernelbench ] && export CUDA_AGENT_SHARED=${CUDA_AGENT_SHARED:-$PWD/shared}
+SHARED=${CUDA_AGENT_SHARED:-$PWD/shared}
 export CUDA_AGENT_CACHE=${CUDA_AGENT_CACHE:-/tmp/cuda-agent-cache}
 export CUDA_AGENT_TEST_CACHE=$CUDA_AGENT_CACHE
 export CUDA_AGENT_GPU_REPORT=$OUT/gpu_report.jsonl
@@ -64,28 +63,6 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
       --case elementwise_chain=tests/sandbox/solutions/elementwise_chain \
       --case scaled_softmax=tests/fixtures/solutions/scaled_softmax \
       2>&1 | tee "$OUT/env_round.log" || status=1
-  fi
-  if [[ $steps == *" probe "* ]]; then  # not in the default steps: a diagnostic
-    python3 benchmarks/_probe_timing.py --out "$OUT/probe_timing.jsonl" 2>&1 \
-      | tee "$OUT/probe_timing.log" || status=1
-  fi
-  if [[ $steps == *" probe "* || $steps == *" probe_env "* ]]; then
-    python3 benchmarks/_probe_timing.py --env --out "$OUT/probe_env.jsonl" 2>&1 \
-      | grep -v '^\[transformers\]' | tee "$OUT/probe_env.log" || status=1
-  fi
-  if [[ $steps == *" probe_spread "* ]]; then  # a diagnostic: every timed call of real rounds
-    python3 benchmarks/_probe_spread.py --out "$OUT/probe_spread.jsonl" 2>&1 \
-      | grep -v '^\[transformers\]' | tee "$OUT/probe_spread.log" || status=1
-  fi
-  if [[ $steps == *" probe_gpu_span "* ]]; then  # a diagnostic: the GPU trace around a call
-    python3 benchmarks/_probe_gpu_span.py --out "$OUT/probe_gpu_span.jsonl" 2>&1 \
-      | grep -v '^USDT' | tee "$OUT/probe_gpu_span.log" || status=1
-    python3 benchmarks/_probe_gpu_span.py --dump --calls 60 2>&1 | grep -v '^USDT' \
-      | tee "$OUT/probe_gpu_span_dump.log" || status=1
-  fi
-  if [[ $steps == *" probe_launch "* ]]; then  # a diagnostic: host launch against GPU time
-    python3 benchmarks/_probe_launch.py --out "$OUT/probe_launch.jsonl" 2>&1 \
-      | tee "$OUT/probe_launch.log" || status=1
   fi
   if [[ $steps == *" busy_host "* ]]; then  # verdicts while CPU-bound processes hold the cores
     python3 benchmarks/busy_host.py --out "$OUT/busy_host.jsonl" --cache "$CUDA_AGENT_CACHE" \
@@ -118,17 +95,14 @@ if [ "$what" = synth ] || [ "$what" = all ]; then
 fi
 
 if [ "$what" = kernelbench ] || [ "$what" = all ]; then
-  # One inductor compile process per worker, so the worker that times finds a free core. (Ten
-  # workers with two compile processes each were suspected of inflating timings on the H200;
-  # what did was GPU work outside the lock, now shared-locked: eight workers then swept level 2
-  # with 8 of 100 spreads over 5 %, against 39 without.)
+  # One inductor compile process per worker, so the worker that times finds a free core.
   export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-1}
   sweep=$OUT/kernelbench_baselines.jsonl
   [ -n "${RESUME_DIR:-}" ] && cp "$RESUME_DIR/kernelbench_baselines.jsonl" "$sweep" 2>/dev/null
-  # Eight workers audit and compile every task side by side, then take turns to time (one held
-  # compile would keep a timer, and the workers queued behind it, waiting: level 3 took 6 min
-  # so on the H200). A task out of memory next to the others' big inputs is tried again alone
-  # on the GPU; one that still fails, by a second pass with one worker.
+  # Eight workers audit and compile every task side by side, then take turns to time (a compile
+  # holding the GPU's lock shared would keep a timer, and the workers queued behind it,
+  # waiting). A task out of memory next to the others' big inputs is tried again alone on the
+  # GPU; one that still fails, by a second pass with one worker.
   for gpus in "${SWEEP_GPUS:-0,0,0,0,0,0,0,0}" 0; do
     cli baselines --tasks "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" --gpus "$gpus" \
       --out "$sweep" 2>&1 | tee -a "$OUT/baselines.log" || status=1
