@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 def measure(label: str) -> dict:
     import torch
 
-    from cuda_agent.sandbox.timing import L2Flusher, timed_call
+    from cuda_agent.sandbox.timing.call import L2Flusher, timed_call
 
     device = torch.device("cuda", 0)
     flush = L2Flusher(device)
@@ -102,7 +102,7 @@ def startup_steps(conn) -> None:
 def startup(processes: int = 3) -> list[dict]:
     import importlib
 
-    from cuda_agent.sandbox.processes import forkserver_context, start_process
+    from cuda_agent.sandbox.process.watch import forkserver_context, start_process
 
     ctx = forkserver_context()
     target = importlib.import_module("benchmarks._probe_cupti").startup_steps

@@ -44,8 +44,8 @@ def _worker(calls: int) -> dict:
     import torch
     from torch.autograd import DeviceType, _disable_profiler
 
-    from cuda_agent.sandbox import gpu_work
-    from cuda_agent.sandbox.timing import L2Flusher
+    from cuda_agent.sandbox.timing import gpu_work
+    from cuda_agent.sandbox.timing.call import L2Flusher
 
     device = torch.device("cuda", 0)
     flush = L2Flusher(device)
@@ -167,8 +167,8 @@ def _dump(calls: int) -> dict:
     import torch
     from torch.autograd import DeviceType, _disable_profiler
 
-    from cuda_agent.sandbox import gpu_work
-    from cuda_agent.sandbox.timing import L2Flusher, timed_call
+    from cuda_agent.sandbox.timing import gpu_work
+    from cuda_agent.sandbox.timing.call import L2Flusher, timed_call
 
     device = torch.device("cuda", 0)
     flush = L2Flusher(device)

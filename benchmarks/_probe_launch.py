@@ -50,7 +50,7 @@ _libc = ctypes.CDLL(None)  # sched_getcpu: os has it only from Python 3.13
 def _child(conn, sets, calls: int, pin: int | None) -> None:
     import torch
 
-    from cuda_agent.sandbox.timing import L2Flusher, timed_call
+    from cuda_agent.sandbox.timing.call import L2Flusher, timed_call
 
     if pin is not None:
         os.sched_setaffinity(0, {pin})
@@ -155,7 +155,7 @@ def main() -> None:
     import torch
     import torch.multiprocessing as tmp
 
-    from cuda_agent.sandbox.processes import forkserver_context, start_process
+    from cuda_agent.sandbox.process.watch import forkserver_context, start_process
 
     # by its module's name: a function of __main__ does not reach a forkserver child
     child = importlib.import_module("benchmarks._probe_launch")._child

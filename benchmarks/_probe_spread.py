@@ -71,7 +71,7 @@ def main() -> None:
     import torch
 
     from cuda_agent.sandbox import EnvConfig, Environment, Stage, read_solution
-    from cuda_agent.sandbox import profile as profile_module
+    from cuda_agent.sandbox.timing import profile as profile_module
     from cuda_agent.task import load_task
 
     calls: list = []

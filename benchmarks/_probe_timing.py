@@ -54,7 +54,7 @@ def main() -> None:
         return
     import torch
 
-    from cuda_agent.sandbox.timing import L2Flusher, spin_up, timed_call
+    from cuda_agent.sandbox.timing.call import L2Flusher, spin_up, timed_call
 
     device = torch.device("cuda", 0)
     flush = L2Flusher(device)
@@ -119,9 +119,9 @@ def env_variants() -> list[dict]:
     import torch
 
     from cuda_agent.sandbox import EnvConfig, Environment, Stage, read_solution
-    from cuda_agent.sandbox.candidate import discard
-    from cuda_agent.sandbox.profile import profile_candidate
-    from cuda_agent.sandbox.timing import L2Flusher, timed_call
+    from cuda_agent.sandbox.process.candidate import discard
+    from cuda_agent.sandbox.timing.call import L2Flusher, timed_call
+    from cuda_agent.sandbox.timing.profile import profile_candidate
     from cuda_agent.task import load_task
 
     repo = Path(__file__).resolve().parents[1]

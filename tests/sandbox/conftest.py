@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cuda_agent.sandbox.build import ensure_pch
-from cuda_agent.sandbox.toolchain import Toolchain, find_toolchain
+from cuda_agent.sandbox.build.extension import ensure_pch
+from cuda_agent.sandbox.build.toolchain import Toolchain, find_toolchain
 
 
 def guard_case_solution(folder: Path) -> Path:

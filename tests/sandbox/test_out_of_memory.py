@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from cuda_agent.sandbox import EnvConfig, Environment, Stage, Status, child, read_solution
-from cuda_agent.sandbox.candidate import CandidateFailure, CandidateProcess
+from cuda_agent.sandbox import EnvConfig, Environment, Stage, Status, read_solution
+from cuda_agent.sandbox.process import child
+from cuda_agent.sandbox.process.candidate import CandidateFailure, CandidateProcess
 from cuda_agent.sandbox.verdict import Verdict
 from cuda_agent.task import load_task
 

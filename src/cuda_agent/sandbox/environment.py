@@ -19,8 +19,24 @@ from pathlib import Path
 import torch
 
 from cuda_agent.errors import UserError
-from cuda_agent.sandbox.audit import AuditRecord, load_audit, run_battery
-from cuda_agent.sandbox.baselines import (
+from cuda_agent.sandbox.build.extension import BuildResult, build_extension, ensure_pch
+from cuda_agent.sandbox.build.toolchain import Toolchain, find_toolchain
+from cuda_agent.sandbox.check.audit import AuditRecord, load_audit, run_battery
+from cuda_agent.sandbox.check.compare import compare
+from cuda_agent.sandbox.check.inputs import draw_inputs, nbytes, secret_seed
+from cuda_agent.sandbox.check.reference import Reference
+from cuda_agent.sandbox.config import EnvConfig
+from cuda_agent.sandbox.guard.runtime import judge_trace, kernel_names
+from cuda_agent.sandbox.guard.static import check_static
+from cuda_agent.sandbox.process.candidate import (
+    CandidateFailure,
+    CandidateProcess,
+    SpareCandidate,
+    discard,
+)
+from cuda_agent.sandbox.process.watch import forkserver_context
+from cuda_agent.sandbox.reward import milestone_reward
+from cuda_agent.sandbox.timing.baselines import (
     TIMING_METHOD,
     BaselineRecord,
     CompileCost,
@@ -28,25 +44,9 @@ from cuda_agent.sandbox.baselines import (
     load_baseline,
     save_json,
 )
-from cuda_agent.sandbox.build import BuildResult, build_extension, ensure_pch
-from cuda_agent.sandbox.candidate import (
-    CandidateFailure,
-    CandidateProcess,
-    SpareCandidate,
-    discard,
-)
-from cuda_agent.sandbox.compare import compare
-from cuda_agent.sandbox.config import EnvConfig
-from cuda_agent.sandbox.gpu_lock import gpu_lock
-from cuda_agent.sandbox.gpu_work import start_recording_once
-from cuda_agent.sandbox.guard_runtime import judge_trace, kernel_names
-from cuda_agent.sandbox.guard_static import check_static
-from cuda_agent.sandbox.inputs import draw_inputs, nbytes, secret_seed
-from cuda_agent.sandbox.processes import forkserver_context
-from cuda_agent.sandbox.profile import ProfileResult, profile_candidate
-from cuda_agent.sandbox.reference import Reference
-from cuda_agent.sandbox.reward import milestone_reward
-from cuda_agent.sandbox.toolchain import Toolchain, find_toolchain
+from cuda_agent.sandbox.timing.gpu_lock import gpu_lock
+from cuda_agent.sandbox.timing.gpu_work import start_recording_once
+from cuda_agent.sandbox.timing.profile import ProfileResult, profile_candidate
 from cuda_agent.sandbox.verdict import Stage, Status, Verdict
 from cuda_agent.sandbox.workspace import ENTRY, Solution
 from cuda_agent.task import Task
