@@ -16,6 +16,7 @@ import torch
 from cuda_agent.sandbox import EnvConfig, Environment, Stage, Status, read_solution
 from cuda_agent.sandbox.process import child
 from cuda_agent.sandbox.process.candidate import CandidateFailure, CandidateProcess
+from cuda_agent.sandbox.process.messages import ChildError, ErrorKind
 from cuda_agent.sandbox.verdict import Verdict
 from cuda_agent.task import load_task
 
@@ -30,12 +31,14 @@ def test_the_child_labels_the_harness_and_the_candidate_running_out_apart(monkey
     monkeypatch.setattr(child, "_empty", no_room)
     with pytest.raises(child._HarnessOutOfMemory) as caught:
         child._poison(12 * 2**30, torch.device("cpu"))
-    label, _, text = child._describe(caught.value, tmp_path).partition("|")
-    assert label == "harness" and "NaN fill of 12.00 GiB" in text and "Tried to allocate" in text
+    error = child._describe(caught.value, tmp_path)
+    assert error.kind == ErrorKind.HARNESS
+    assert "NaN fill of 12.00 GiB" in error.text and "Tried to allocate" in error.text
 
-    assert child._describe(torch.cuda.OutOfMemoryError(OOM), tmp_path).startswith("oom|")
-    assert child._describe(RuntimeError("illegal memory access"), tmp_path).startswith("error|")
-    assert child._describe(child._InterfaceError("no ModelNew"), tmp_path).startswith("interface|")
+    assert child._describe(torch.cuda.OutOfMemoryError(OOM), tmp_path).kind == ErrorKind.OOM
+    assert child._describe(RuntimeError("illegal memory access"), tmp_path).kind == ErrorKind.ERROR
+    interface = child._describe(child._InterfaceError("no ModelNew"), tmp_path)
+    assert interface.kind == ErrorKind.INTERFACE and interface.text.startswith("_InterfaceError")
     child._poison(0, torch.device("cpu"))  # nothing to fill: no allocation at all
 
 
@@ -47,21 +50,22 @@ class _Alive:
 
 
 @pytest.mark.parametrize(
-    ("label", "status", "out_of_memory"),
+    ("kind", "status", "out_of_memory"),
     [
-        ("oom", Status.RUNTIME_ERROR, True),
-        ("harness", Status.HARNESS_ERROR, True),
-        ("error", Status.RUNTIME_ERROR, False),
-        ("interface", Status.INVALID, False),
+        (ErrorKind.OOM, Status.RUNTIME_ERROR, True),
+        (ErrorKind.HARNESS, Status.HARNESS_ERROR, True),
+        (ErrorKind.ERROR, Status.RUNTIME_ERROR, False),
+        (ErrorKind.INTERFACE, Status.INVALID, False),
+        (ErrorKind.TAMPER, Status.VIOLATION, False),
     ],
 )
-def test_the_parent_maps_each_label_to_a_status(tmp_path, label, status, out_of_memory):
+def test_the_parent_maps_each_kind_to_a_status(tmp_path, kind, status, out_of_memory):
     parent_end, child_end = multiprocessing.Pipe(duplex=True)
     proc = object.__new__(CandidateProcess)
     proc.conn, proc.proc, proc.workdir, proc.memory_mb, proc.timeout_s = (
         parent_end, _Alive(), tmp_path, None, 5.0
     )  # fmt: skip
-    child_end.send(("error", f"{label}|OutOfMemoryError: {OOM}"))
+    child_end.send(ChildError(kind, f"OutOfMemoryError: {OOM}"))
     with pytest.raises(CandidateFailure) as caught:
         proc._receive("call", 5.0, watch_memory=False)
     assert caught.value.status == status and caught.value.out_of_memory is out_of_memory

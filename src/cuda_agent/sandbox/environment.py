@@ -34,6 +34,7 @@ from cuda_agent.sandbox.process.candidate import (
     SpareCandidate,
     discard,
 )
+from cuda_agent.sandbox.process.messages import Load, Verify
 from cuda_agent.sandbox.process.watch import forkserver_context
 from cuda_agent.sandbox.reward import milestone_reward
 from cuda_agent.sandbox.timing.baselines import (
@@ -248,13 +249,12 @@ class Environment:
             seconds.update({f"process_{k}": v for k, v in cand.startup_s.items()})  # its start
             with self._gpu_shared():  # the candidate's GPU work never overlaps a timing
                 cand.request(
-                    "load",
-                    {
-                        "so_path": str(build.so_path),
-                        "entry_path": str(workdir / ENTRY),
-                        "init_inputs": ref.init_inputs,
-                        "state_dict": self._shared(ref.state_for_candidate),
-                    },
+                    Load(
+                        so_path=str(build.so_path),
+                        entry_path=str(workdir / ENTRY),
+                        init_inputs=ref.init_inputs,
+                        state_dict=self._shared(ref.state_for_candidate),
+                    )
                 )
                 seconds["child_load"] = time.perf_counter() - start - seconds["child_start"]
                 own = kernel_names(solution.files)
@@ -585,17 +585,15 @@ def check_outputs(cand, pairs, count, poison, own_kernels, config, label, keep=1
     first `keep` pairs)."""
     kept = []
     for i, (inputs, expected) in enumerate(pairs):
-        reply = cand.request(
-            "verify", {"sets": [inputs], "poison_bytes": poison, "profile_at": 0 if i == 0 else -1}
-        )
-        violations = sorted({v for t in reply["traces"] for v in judge_trace(t, own_kernels)})
+        reply = cand.request(Verify([inputs], poison_bytes=poison, profile_at=0 if i == 0 else -1))
+        violations = sorted({v for t in reply.traces for v in judge_trace(t, own_kernels)})
         if violations:
             return {
                 "status": Status.VIOLATION,
                 "violations": violations,
                 "message": "the runtime guard caught PyTorch doing the work (see violations)",
             }, kept
-        result = compare(expected, reply["outputs"][0], config.atol, config.rtol)
+        result = compare(expected, reply.outputs[0], config.atol, config.rtol)
         del reply
         if not result.ok:
             return {

@@ -9,6 +9,7 @@ import torch
 
 from cuda_agent.sandbox import EnvConfig
 from cuda_agent.sandbox.process.candidate import RoundTrip
+from cuda_agent.sandbox.process.messages import Call, Done, Ping, Stored, StoreSets, Timed
 from cuda_agent.sandbox.timing import profile as profile_mod
 from cuda_agent.sandbox.timing.call import UNTRACED_ALLOWANCE_MS, CallTime
 from cuda_agent.sandbox.timing.profile import cross_check
@@ -134,26 +135,28 @@ class _Cand:
         self.parent_wait_ms, self.child_wait_ms = parent_wait_ms, child_wait_ms
         self.passes, self.calls = 0, 0
 
-    def request(self, cmd, payload=None):
-        if cmd == "store_sets":
-            self.sets = payload
+    def request(self, request):
+        if isinstance(request, StoreSets):
+            self.sets = request.sets
             self.passes, self.calls = self.passes + 1, 0
-        return None
+            return Stored(len(request.sets))
+        return Done()
 
-    def timed_request(self, cmd, payload=None):
-        if cmd == "ping":
-            return {"output": None, "time": CallTime(0.01, 0.03, 0.06)}, RoundTrip(0.0001, 0, 0)
-        self.log.append(("candidate", payload["index"], payload["warm_index"]))
-        if payload.get("refill_from") is not None:  # as the child does, after its untimed call
-            target, staging = self.sets[payload["index"]], self.sets[payload["refill_from"]]
+    def timed_request(self, request):
+        if isinstance(request, Ping):
+            return Timed(None, CallTime(0.01, 0.03, 0.06)), RoundTrip(0.0001, 0, 0)
+        assert isinstance(request, Call)
+        self.log.append(("candidate", request.index, request.warm_index))
+        if request.refill_from is not None:  # as the child does, after its untimed call
+            target, staging = self.sets[request.index], self.sets[request.refill_from]
             for dst, src in zip(target, staging, strict=True):
                 dst.copy_(src)
-        out = self.answer(self.sets[payload["index"]][0])
+        out = self.answer(self.sets[request.index][0])
         time = CallTime(0.24, 0.26, 0.29, 0.2, self.kernels)
         self.calls += 1
         wall_ms = 0.4 + self.extra_ms(self.passes, self.calls) + self.parent_wait_ms
         trip = RoundTrip(wall_ms / 1e3, self.parent_wait_ms, self.child_wait_ms)
-        return {"output": out, "time": time, "warm_ms": 0.1}, trip
+        return Timed(out, time, warm_ms=0.1), trip
 
 
 @pytest.fixture
@@ -366,9 +369,9 @@ def test_the_candidate_process_refills_only_after_its_untimed_call(monkeypatch):
     state.device, state.flush, state.held = "cpu", None, None
     state.model = lambda x: seen.append(float(x[0])) or x * 2
     state.sets = [[torch.full((4,), 1.0)], [torch.full((4,), 7.0)]]  # a set, then the staging set
-    reply = state.call({"index": 0, "warm_index": 0, "poison_bytes": 0, "refill_from": 1})
+    reply = state.handle(Call(index=0, warm_index=0, poison_bytes=0, refill_from=1))
     assert seen == [1.0, 7.0]  # the untimed call saw the old content, the timed one the new
-    assert float(reply["output"][0]) == 14.0 and reply["warm_ms"] >= 0
+    assert float(reply.output[0]) == 14.0 and reply.warm_ms >= 0
 
 
 def test_baselines_alone_time_eager_and_compile_only(cpu_timer):

@@ -11,16 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cuda_agent.sandbox.process.child import candidate_main
+from cuda_agent.sandbox.process.messages import Answer, ChildError, Request, Stop
 from cuda_agent.sandbox.process.watch import Exit, kill_tree, start_process, wait_ready
 from cuda_agent.sandbox.timing import run_queue
 from cuda_agent.sandbox.verdict import Status
-
-# the child's error labels (see child._describe); any other is the candidate's runtime error
-_LABELS = {
-    "interface": Status.INVALID,
-    "harness": Status.HARNESS_ERROR,
-    "tamper": Status.VIOLATION,
-}
 
 
 @dataclass(frozen=True)
@@ -60,24 +54,24 @@ class CandidateProcess:
         # No memory watch while it starts: only harness code runs then, and the watch (a scan of
         # the process table every 50 ms) would hold the GIL in a thread beside another round's
         # timed calls while a spare starts.
-        ready = self._receive("start", timeout_s, watch_memory=False)[1]
-        self.layers = ready["layers"]
-        self.startup_s = _startup_steps(began, ready["stamps"], time.time())
+        ready = self._receive("start", timeout_s, watch_memory=False)
+        self.layers = ready.layers
+        self.startup_s = _startup_steps(began, ready.stamps, time.time())
 
-    def request(self, cmd: str, payload=None, timeout_s: float | None = None):
-        """Send one command; the reply's payload, or CandidateFailure."""
-        return self.timed_request(cmd, payload, timeout_s)[0]
+    def request(self, request: Request, timeout_s: float | None = None) -> Answer:
+        """Send one request; its answer, or CandidateFailure."""
+        return self.timed_request(request, timeout_s)[0]
 
-    def timed_request(self, cmd: str, payload=None, timeout_s: float | None = None):
-        """(payload, its RoundTrip)."""
+    def timed_request(self, request: Request, timeout_s: float | None = None):
+        """(the answer, its RoundTrip)."""
         child = run_queue.main_thread(self.proc.pid)
         waits = run_queue.waited_ns(run_queue.OWN_THREAD), run_queue.waited_ns(child)
         try:
-            self.conn.send((cmd, payload))
+            self.conn.send(request)
         except (BrokenPipeError, OSError):
             raise self._failure(Exit("died", "closed its end of the pipe")) from None
         start = time.perf_counter()
-        status, reply = self._receive(cmd, timeout_s or self.timeout_s, start)
+        reply = self._receive(request.command, timeout_s or self.timeout_s, start)
         trip = RoundTrip(
             self._ready_after,
             run_queue.wait_ms(waits[0], run_queue.waited_ns(run_queue.OWN_THREAD)),
@@ -99,16 +93,13 @@ class CandidateProcess:
                 stopped = Exit("died", "closed the pipe mid-answer")
         if stopped is not None:
             raise self._failure(stopped, step)
-        kind, payload = msg
-        if kind == "error":
-            label, _, text = payload.partition("|")
-            status = _LABELS.get(label, Status.RUNTIME_ERROR)
+        if isinstance(msg, ChildError):
             raise CandidateFailure(
-                status,
-                f"{step}: {text}{self._log_tail()}",
-                out_of_memory=label in ("oom", "harness"),
+                msg.kind.status,
+                f"{step}: {msg.text}{self._log_tail()}",
+                out_of_memory=msg.kind.out_of_memory,
             )
-        return kind, payload
+        return msg
 
     def _failure(self, stopped: Exit, step: str = "") -> CandidateFailure:
         status = Status.TIMEOUT if stopped.kind == "timeout" else Status.RUNTIME_ERROR
@@ -127,7 +118,7 @@ class CandidateProcess:
     def close(self) -> None:
         if self.proc.is_alive():
             try:
-                self.conn.send(("exit", None))
+                self.conn.send(Stop())
                 self.proc.join(timeout=2)
             except (BrokenPipeError, OSError):
                 pass

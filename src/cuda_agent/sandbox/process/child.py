@@ -22,6 +22,25 @@ import torch
 from cuda_agent.sandbox.check.inputs import copy_inputs
 from cuda_agent.sandbox.guard.runtime import trace_forward
 from cuda_agent.sandbox.process.confinement import apply_confinement
+from cuda_agent.sandbox.process.messages import (
+    Answer,
+    Call,
+    ChildError,
+    Done,
+    DropOutput,
+    ErrorKind,
+    Load,
+    Ping,
+    Ready,
+    Request,
+    Stop,
+    Stored,
+    StoreSets,
+    Timed,
+    Verified,
+    Verify,
+    Warmup,
+)
 from cuda_agent.sandbox.timing.call import L2Flusher, synchronize, timed_call
 from cuda_agent.sandbox.timing.gpu_work import GpuTraceTampered, start_recording_once
 
@@ -49,7 +68,7 @@ def candidate_main(conn, workdir: str, device_index: int) -> None:
     sys.dont_write_bytecode = True
     sys.path[:] = [p for p in sys.path if p not in ("", ".", str(root))]
     stamps["confinement"] = time.time()
-    conn.send(("ready", {"layers": layers, "stamps": stamps}))
+    conn.send(Ready(layers, stamps))
     state = _State(device)
     try:
         _serve(conn, state, root)
@@ -60,19 +79,19 @@ def candidate_main(conn, workdir: str, device_index: int) -> None:
 def _serve(conn, state: _State, root: Path) -> None:
     while True:
         try:
-            cmd, payload = conn.recv()
+            request = conn.recv()
         except (EOFError, OSError):
             return
-        if cmd == "exit":
+        if isinstance(request, Stop):
             return
         try:
-            reply = getattr(state, cmd)(payload)
+            answer = state.handle(request)
         except BaseException as err:  # SystemExit from candidate code is an error, not an exit
-            conn.send(("error", _describe(err, root)))
+            conn.send(_describe(err, root))
             return
-        del payload
-        conn.send(("ok", reply))
-        del reply
+        del request
+        conn.send(answer)
+        del answer
 
 
 class _State:
@@ -94,25 +113,44 @@ class _State:
         except Exception:  # a context broken by the candidate: nothing more to hand back
             pass
 
-    def load(self, job: dict):
-        spec = importlib.util.spec_from_file_location("cuda_extension", job["so_path"])
+    def handle(self, request: Request) -> Answer:
+        """The answer to one request (its own type's: see messages.py)."""
+        match request:
+            case Load():
+                return self.load(request)
+            case Verify():
+                return self.verify(request)
+            case StoreSets():
+                return self.store_sets(request)
+            case Warmup():
+                return self.warmup(request)
+            case DropOutput():
+                return self.drop_output()
+            case Ping():
+                return self.ping(request)
+            case Call():
+                return self.call(request)
+        raise TypeError(f"unknown request {type(request).__name__}")
+
+    def load(self, job: Load) -> Done:
+        spec = importlib.util.spec_from_file_location("cuda_extension", job.so_path)
         ext = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(ext)
         sys.modules["cuda_extension"] = ext
-        spec = importlib.util.spec_from_file_location("model_new", job["entry_path"])
+        spec = importlib.util.spec_from_file_location("model_new", job.entry_path)
         module = importlib.util.module_from_spec(spec)
         sys.modules["model_new"] = module
         spec.loader.exec_module(module)
         if not hasattr(module, "ModelNew"):
             raise _InterfaceError("model_new.py defines no class ModelNew")
         try:
-            model = module.ModelNew(*job["init_inputs"])
+            model = module.ModelNew(*job.init_inputs)
         except TypeError as err:
             raise _InterfaceError(
                 f"ModelNew(*get_init_inputs()) failed: {err}; ModelNew takes Model's arguments"
             ) from None
         model = model.to(self.device)
-        result = model.load_state_dict(job["state_dict"], strict=False)
+        result = model.load_state_dict(job.state_dict, strict=False)
         if result.missing_keys or result.unexpected_keys:
             raise _InterfaceError(
                 "ModelNew's state_dict differs from Model's: "
@@ -121,45 +159,46 @@ class _State:
             )
         self.model = model
         synchronize()  # GPU work started by the constructor ends inside the parent's lock
-        return None
+        return Done()
 
-    def verify(self, job: dict):
+    def verify(self, job: Verify) -> Verified:
         outputs, traces = [], []
         with _no_grad():
-            for i, inputs in enumerate(job["sets"]):
-                _poison(job["poison_bytes"], self.device)
-                out, trace = trace_forward(self.model, inputs, with_kernels=i == job["profile_at"])
+            for i, inputs in enumerate(job.sets):
+                _poison(job.poison_bytes, self.device)
+                out, trace = trace_forward(self.model, inputs, with_kernels=i == job.profile_at)
                 outputs.append(out)
                 traces.append(trace)
-        return {"outputs": outputs, "traces": traces}
+        return Verified(outputs, traces)
 
-    def store_sets(self, sets: list):
-        self.sets = sets
-        return len(sets)
+    def store_sets(self, job: StoreSets) -> Stored:
+        self.sets = job.sets
+        return Stored(len(job.sets))
 
-    def warmup(self, sets: list):
+    def warmup(self, job: Warmup) -> Done:
         with _no_grad():
-            for inputs in sets:
+            for inputs in job.sets:
                 self.model(*inputs)
         synchronize()
-        return None
+        return Done()
 
-    def drop_output(self, _=None) -> None:
+    def drop_output(self) -> Done:
         """Free the last timed output (shared with the parent), outside either request of a
         call and its ping: freeing a large one inside whichever came next cost up to 16 ms on
         the H200 and made the pair's difference useless for the parent's check."""
         self.held = None
+        return Done()
 
-    def ping(self, poison_bytes: int):
+    def ping(self, job: Ping) -> Timed:
         """A call with the harness's own no-op as forward: the parent's measure of what a call
         costs around the timed region."""
         self.held = None
-        _poison(poison_bytes, self.device)
+        _poison(job.poison_bytes, self.device)
         out, times = timed_call(partial(_empty, 1, device=self.device), [], self.flush)
         self.held = out
-        return {"output": out, "time": times}
+        return Timed(out, times)
 
-    def call(self, job: dict):
+    def call(self, job: Call) -> Timed:
         """One timed call on set `index`, after an untimed one on set `warm_index` (already
         timed, so nothing to precompute) when given, and then, with `refill_from`, that set's
         new content copied in from the staging set (only after the untimed call, which could
@@ -168,23 +207,23 @@ class _State:
         self.held = None
         start = time.perf_counter()
         with _no_grad():
-            if job.get("warm_index") is not None:
-                self.model(*self.sets[job["warm_index"]])
+            if job.warm_index is not None:
+                self.model(*self.sets[job.warm_index])
                 synchronize()
-            if job.get("refill_from") is not None:
-                copy_inputs(self.sets[job["index"]], self.sets[job["refill_from"]])
+            if job.refill_from is not None:
+                copy_inputs(self.sets[job.index], self.sets[job.refill_from])
                 synchronize()
             warm_ms = (time.perf_counter() - start) * 1e3
-            _poison(job["poison_bytes"], self.device)
-            out, times = timed_call(self.model, self.sets[job["index"]], self.flush)
+            _poison(job.poison_bytes, self.device)
+            out, times = timed_call(self.model, self.sets[job.index], self.flush)
         self.held = out
-        return {"output": out, "time": times, "warm_ms": warm_ms}
+        return Timed(out, times, warm_ms)
 
 
 def _start_profiler(device: torch.device) -> bool:
     """Start the GPU trace of timed calls, and warm the one verification takes, before
     confinement (CUPTI's start-up opens files). The verification trace's first use costs 4 s
-    (H200, 2026-12-03), which a spare process pays before its round, not inside it."""
+    on the H200, which a spare process pays before its round, not inside it."""
     if not start_recording_once(device):
         return False
     trace_forward(lambda: torch.ones(1, device=device).add_(1), [], with_kernels=True)
@@ -214,17 +253,15 @@ def _poison(nbytes: int, device: torch.device) -> None:
         del block
 
 
-def _describe(err: BaseException, root: Path) -> str:
-    """The error and the candidate's own frames (not the harness's), after a label the parent
-    maps to a status: tamper (the GPU trace around a timed call was stopped: a violation),
-    interface (invalid), harness (the harness ran out of GPU memory), oom (the
-    candidate's code did: its own fault only when no other evaluation shared the GPU), error."""
-    kind = "error"
+def _describe(err: BaseException, root: Path) -> ChildError:
+    """The error, whose fault it is (see ErrorKind), and the candidate's own frames (not the
+    harness's)."""
+    kind = ErrorKind.ERROR
     for cls, label in (
-        (GpuTraceTampered, "tamper"),
-        (_InterfaceError, "interface"),
-        (_HarnessOutOfMemory, "harness"),
-        (_OutOfMemoryError, "oom"),
+        (GpuTraceTampered, ErrorKind.TAMPER),
+        (_InterfaceError, ErrorKind.INTERFACE),
+        (_HarnessOutOfMemory, ErrorKind.HARNESS),
+        (_OutOfMemoryError, ErrorKind.OOM),
     ):
         if isinstance(err, cls):
             kind = label
@@ -234,4 +271,4 @@ def _describe(err: BaseException, root: Path) -> str:
         f"  {Path(f.filename).name}:{f.lineno} in {f.name}: {f.line}\n" for f in frames[-4:]
     )
     text = f"{type(err).__name__}: {err}".strip()
-    return f"{kind}|{text[:2000]}\n{where}".rstrip()
+    return ChildError(kind, f"{text[:2000]}\n{where}".rstrip())

@@ -28,13 +28,14 @@ from __future__ import annotations
 import random
 import resource
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
 from cuda_agent.sandbox.check.compare import compare
 from cuda_agent.sandbox.check.inputs import copy_inputs, nbytes
 from cuda_agent.sandbox.guard.runtime import Trace, judge_trace
+from cuda_agent.sandbox.process.messages import Call, DropOutput, Ping, StoreSets, Warmup
 from cuda_agent.sandbox.timing.call import (
     CallTime,
     L2Flusher,
@@ -282,40 +283,40 @@ class _Candidate:
         self.waits: list[tuple[float, float]] = []  # per call: (parent's, child's) less a ping's
         self.worst = 0.0
         self.staging = len(sets)  # the staging set's index in the process (after the sets)
-        cand.request("store_sets", sets + ([refill.staging] if refill is not None else []))
+        cand.request(StoreSets(sets + ([refill.staging] if refill is not None else [])))
 
     def warm_up(self, warm: list) -> None:
-        self.cand.request("warmup", warm)
+        self.cand.request(Warmup(warm))
 
     def call(self, i: int, index: int, warm: int | None, n: int, refill=None) -> dict | None:
         """None, or the failure's verdict fields."""
         cand, poison = self.cand, self.poison
-        job = {"index": index, "warm_index": warm, "poison_bytes": poison}
+        job = Call(index, warm, poison)
         if refill is not None:
             self.expected[index] = None  # its memory, before the new one is computed
             self.expected[index] = self.reference(*refill.staging)
-            job["refill_from"] = self.staging
+            job = replace(job, refill_from=self.staging)
         # A ping (the same request with the harness's own no-op as forward) next to every call,
         # in an order the candidate cannot predict: the pair's difference cancels pipe, pickling,
         # allocator and host-scheduling costs as they are at that moment (other processes load
         # the host), and leaves what the candidate's own call did.
         ping_first = _coin.random() < 0.5
         if ping_first:
-            cand.request("drop_output")
-            ping = cand.timed_request("ping", poison)
-        cand.request("drop_output")
-        reply, trip = cand.timed_request("call", job)
+            cand.request(DropOutput())
+            ping = cand.timed_request(Ping(poison))
+        cand.request(DropOutput())
+        reply, trip = cand.timed_request(job)
         if not ping_first:
-            cand.request("drop_output")
-            ping = cand.timed_request("ping", poison)
-        check = compare(self.expected[index], reply["output"], self.config.atol, self.config.rtol)
+            cand.request(DropOutput())
+            ping = cand.timed_request(Ping(poison))
+        check = compare(self.expected[index], reply.output, self.config.atol, self.config.rtol)
         if not check.ok:
             return {
                 "status": Status.MISMATCH,
                 "max_abs_error": check.max_abs_error,
                 "message": f"timed call {i + 1} of {n} (a fresh input set): {check.reason}",
             }
-        ran = self._trace_violations(reply["time"])
+        ran = self._trace_violations(reply.time)
         if ran:
             return {
                 "status": Status.VIOLATION,
@@ -324,14 +325,14 @@ class _Candidate:
                 + "; ".join(ran),
             }
         self.worst = max(self.worst, check.max_abs_error or 0.0)
-        self.times.append(reply["time"])
-        ping_time, ping_trip = ping[0]["time"], ping[1]
+        self.times.append(reply.time)
+        ping_time, ping_trip = ping[0].time, ping[1]
         self.pings.append(ping_time)
         # (reading a trace back costs more for a call's kernels than for a ping's none; the
         # parent's own wait for a CPU is the host's load, not the candidate's)
         self.unreported.append(
             (trip.seconds * 1e3 - trip.parent_wait_ms)
-            - (reply["time"].host_ms + reply["warm_ms"] + reply["time"].trace_ms)
+            - (reply.time.host_ms + reply.warm_ms + reply.time.trace_ms)
             - (ping_trip.seconds * 1e3 - ping_trip.parent_wait_ms)
             + (ping_time.host_ms + ping_time.trace_ms)
         )
