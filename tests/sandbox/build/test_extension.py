@@ -14,7 +14,8 @@ import pytest
 import torch
 
 from cuda_agent.errors import UserError
-from cuda_agent.sandbox.build.extension import PCH_HEADER, build_extension, ensure_pch
+from cuda_agent.sandbox.build.extension import build_extension
+from cuda_agent.sandbox.build.pch import PCH_HEADER, ensure_pch
 from cuda_agent.sandbox.build.toolchain import find_toolchain, normalize_arch
 from cuda_agent.sandbox.workspace import read_solution, solution_from_files
 

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from cuda_agent.sandbox.process.candidate import SpareCandidate, _startup_steps
+from cuda_agent.sandbox.process.candidate import _startup_steps
+from cuda_agent.sandbox.process.spare import SpareCandidate
 
 
 class _Proc:

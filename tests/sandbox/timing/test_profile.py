@@ -10,9 +10,11 @@ import torch
 from cuda_agent.sandbox import EnvConfig
 from cuda_agent.sandbox.process.candidate import RoundTrip
 from cuda_agent.sandbox.process.messages import Call, Done, Ping, Stored, StoreSets, Timed
+from cuda_agent.sandbox.timing import interleave
 from cuda_agent.sandbox.timing import profile as profile_mod
 from cuda_agent.sandbox.timing.call import UNTRACED_ALLOWANCE_MS, CallTime
-from cuda_agent.sandbox.timing.profile import cross_check
+from cuda_agent.sandbox.timing.cross_check import cross_check
+from cuda_agent.sandbox.timing.profile import CandidateRun, TimingJob
 
 TRUSTED = [CallTime(stream_ms=1.0, wide_ms=1.02, host_ms=1.05, gpu_ms=0.97) for _ in range(12)]
 LAUNCH = 0.04  # the event window's start before the first kernel (host launch)
@@ -164,9 +166,9 @@ def cpu_timer(monkeypatch):
     def timed_call(fn, inputs, flush):
         return fn(*inputs), CallTime(1.04, 1.06, 1.09, 1.0, ("at::native::mul",))
 
-    monkeypatch.setattr(profile_mod, "timed_call", timed_call)
+    monkeypatch.setattr(interleave, "timed_call", timed_call)
+    monkeypatch.setattr(interleave, "synchronize", lambda: None)
     monkeypatch.setattr(profile_mod, "L2Flusher", lambda device: None)
-    monkeypatch.setattr(profile_mod, "synchronize", lambda: None)
     monkeypatch.setattr(profile_mod, "spin_up", lambda flush, ms: None)
 
 
@@ -174,9 +176,8 @@ def _profile(log, cand, timed_calls=8, min_timed_calls=5, draw=None):
     draws = iter(range(1000))
     draw = draw or (lambda: [torch.full((4,), float(next(draws)))])
     config = EnvConfig(timed_calls=timed_calls, min_timed_calls=min_timed_calls, warmup_calls=1)
-    return profile_mod._timed(
-        cand, _Ref(log), draw, draw(), [], [], 0, config, None, "cpu", {"scale_kernel"}
-    )
+    run = CandidateRun(cand, [], [], 0, frozenset({"scale_kernel"})) if cand else None
+    return profile_mod._timed(TimingJob(_Ref(log), draw, config, "cpu", candidate=run), draw())
 
 
 def test_baselines_and_candidate_are_timed_interleaved_in_a_varying_order(cpu_timer):
@@ -211,8 +212,9 @@ def _profile_with_retry(cand):
     draws = iter(range(1000))
     draw = lambda: [torch.full((4,), float(next(draws)))]  # noqa: E731
     config = EnvConfig(timed_calls=8, min_timed_calls=5, warmup_calls=1)
+    run = CandidateRun(cand, [], [], 0, frozenset({"scale_kernel"}))
     return profile_mod.profile_candidate(
-        cand, _Ref([]), draw, [], [], 0, config, object(), "cpu", own_kernels={"scale_kernel"}
+        TimingJob(_Ref([]), draw, config, "cpu", cached=object(), candidate=run)
     )
 
 
@@ -246,9 +248,9 @@ def test_a_dispute_the_second_pass_does_not_repeat_is_the_hosts(cpu_timer, no_gp
 def test_a_patched_clock_is_disputed_on_both_passes(cpu_timer, no_gpu_lock):
     cand = _Cand([], lambda x: x * 2, extra_ms=lambda timing_pass, call: 1.5)
     result = _profile_with_retry(cand)
-    assert cand.passes == 2 and result.failure["status"].value == "violation"
-    assert "as on a first timing pass: median 1.470" in result.failure["message"]
-    assert result.failure["timing_checks"]["timed_passes"] == 2.0
+    assert cand.passes == 2 and result.failure.status.value == "violation"
+    assert "as on a first timing pass: median 1.470" in result.failure.message
+    assert result.failure.timing_checks["timed_passes"] == 2.0
 
 
 def test_a_dispute_the_candidates_waits_for_a_cpu_explain_is_no_verdict(cpu_timer, no_gpu_lock):
@@ -256,22 +258,22 @@ def test_a_dispute_the_candidates_waits_for_a_cpu_explain_is_no_verdict(cpu_time
     # host's load or the candidate's own threads; either way nothing confirms its times
     cand = _Cand([], lambda x: x * 2, extra_ms=lambda p, c: 1.5, child_wait_ms=1.6)
     result = _profile_with_retry(cand)
-    assert cand.passes == 2 and result.failure["status"].value == "harness_error"
-    assert "the host was too busy to confirm the candidate's times" in result.failure["message"]
-    assert result.failure["timing_checks"]["child_wait_ms"] == pytest.approx(1.6)
+    assert cand.passes == 2 and result.failure.status.value == "harness_error"
+    assert "the host was too busy to confirm the candidate's times" in result.failure.message
+    assert result.failure.timing_checks["child_wait_ms"] == pytest.approx(1.6)
 
 
 def test_waits_that_explain_only_part_of_a_dispute_leave_it_a_violation(cpu_timer, no_gpu_lock):
     cand = _Cand([], lambda x: x * 2, extra_ms=lambda p, c: 2.5, child_wait_ms=1.0)
     result = _profile_with_retry(cand)
-    assert result.failure["status"].value == "violation"
-    assert result.failure["timing_checks"]["unexplained_low_ms"] == pytest.approx(1.47)
+    assert result.failure.status.value == "violation"
+    assert result.failure.timing_checks["unexplained_low_ms"] == pytest.approx(1.47)
 
 
 def test_other_violations_are_not_timed_again(cpu_timer, no_gpu_lock):
     cand = _Cand([], lambda x: x * 2, kernels=(), extra_ms=lambda timing_pass, call: 1.5)
     result = _profile_with_retry(cand)
-    assert cand.passes == 1 and "none of the extension's kernels ran" in result.failure["message"]
+    assert cand.passes == 1 and "none of the extension's kernels ran" in result.failure.message
 
 
 def test_a_call_is_charged_its_gpu_span_unless_its_window_is_much_longer():
@@ -289,28 +291,28 @@ def test_a_timed_call_that_ran_pytorchs_kernels_is_a_violation(cpu_timer):
     log = []
     cand = _Cand(log, lambda x: x * 2, kernels=("void at::native::vectorized_elementwise_kernel",))
     result = _profile(log, cand)
-    assert result.failure["status"].value == "violation"
-    assert "timed call 1 of 8" in result.failure["message"]
-    assert any("PyTorch's kernel" in v for v in result.failure["violations"])
+    assert result.failure.status.value == "violation"
+    assert "timed call 1 of 8" in result.failure.message
+    assert any("PyTorch's kernel" in v for v in result.failure.violations)
 
 
 def test_a_timed_call_without_the_solutions_kernels_is_a_violation(cpu_timer):
     result = _profile([], _Cand([], lambda x: x * 2, kernels=()))
-    assert result.failure["status"].value == "violation"
-    assert "none of the extension's kernels ran" in result.failure["message"]
+    assert result.failure.status.value == "violation"
+    assert "none of the extension's kernels ran" in result.failure.message
 
 
 def test_a_process_that_stopped_recording_its_gpu_work_is_a_violation(cpu_timer):
     result = _profile([], _Cand([], lambda x: x * 2, kernels=None))
-    assert result.failure["status"].value == "violation"
-    assert "stopped recording GPU activity" in result.failure["message"]
+    assert result.failure.status.value == "violation"
+    assert "stopped recording GPU activity" in result.failure.message
 
 
 def test_a_wrong_timed_output_stops_the_run_with_a_mismatch(cpu_timer):
     log = []
     result = _profile(log, _Cand(log, lambda x: x * 2 + (x >= 5).float()))
-    assert result.failure["status"].value == "mismatch"
-    assert "timed call" in result.failure["message"]
+    assert result.failure.status.value == "mismatch"
+    assert "timed call" in result.failure.message
     # stopped at the first wrong set, not timed to the end
     assert sum(e[0] == "candidate" for e in log) < 8
 
@@ -339,8 +341,8 @@ def test_a_memo_keyed_on_the_inputs_address_meets_refilled_sets_and_fails(cpu_ti
 
     log = []
     result = _profile(log, _Cand(log, answer), 2, 6)
-    assert result.failure["status"].value == "mismatch"
-    assert "timed call 3 of 6" in result.failure["message"]
+    assert result.failure.status.value == "mismatch"
+    assert "timed call 3 of 6" in result.failure.message
 
 
 def test_sets_whose_shapes_vary_are_not_refilled_and_the_run_ends_there(cpu_timer):
@@ -429,9 +431,7 @@ def test_the_first_compiled_call_holds_the_gpu_lock_shared_and_timing_exclusive(
     draw = lambda: [torch.ones(4)]  # noqa: E731
     config = EnvConfig(timed_calls=4, warmup_calls=1)
     release = lambda: log.append(f"release, lock {held[-1]}")  # noqa: E731
-    result = profile_mod.profile_candidate(
-        None, ref, draw, [], [], 0, config, None, "cpu", release=release
-    )
+    result = profile_mod.profile_candidate(TimingJob(ref, draw, config, "cpu", release=release))
     assert log[:4] == [
         "lock shared",
         "first compiled call, lock shared",

@@ -13,33 +13,27 @@ renamed into place, so concurrent processes can share one cache.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import importlib.util
 import os
-import re
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from types import ModuleType
 
+from cuda_agent.sandbox.build.compiler import locked, run_compiler
 from cuda_agent.sandbox.build.compiler_output import trim_compiler_output
+from cuda_agent.sandbox.build.pch import PCH_UNUSED, ensure_pch, pch_note
 from cuda_agent.sandbox.build.toolchain import CUDA_TORCH_LIBS, Toolchain
+from cuda_agent.sandbox.guard.includes import included_names, read_includes
 from cuda_agent.sandbox.workspace import INFRA_DIR, KERNELS, Solution
 
-PCH_HEADER = "torch_extension.h"  # what -include names: a sentinel that fails when read as text
-_PCH_UNUSED = "cuda-agent: the precompiled header was not used"
 _HEADERS = (".h", ".cuh", ".hpp")
 _FORBIDDEN_IN_CU = {"torch", "ATen", "c10", "caffe2"}
-_INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -67,13 +61,6 @@ class _Unit:
             return [tc.nvcc, *tc.nvcc_flags(), *io]
         forced = ["-include", str(pch), "-Winvalid-pch"] if pch else []
         return [tc.cxx, *tc.host_flags(), *forced, *io]
-
-
-@dataclass(frozen=True)
-class _Proc:
-    returncode: int
-    output: str
-    timed_out: bool = False
 
 
 @dataclass(frozen=True)
@@ -133,7 +120,7 @@ def build_extension(
                 if time.perf_counter() - t > 1.0:
                     seconds["pch"] = round(time.perf_counter() - t, 3)
                 if pch is None:
-                    notes.append(_pch_note(tc, cache))
+                    notes.append(pch_note(tc, cache))
             futures.update({u.rel: submit(u, pch) for u in bindings})
             steps = [futures[u.rel].result() for u in units]
         built = [s for s in steps if not s.reused]
@@ -164,41 +151,6 @@ def build_extension(
         seconds={**seconds, "total": round(time.perf_counter() - start, 3)},
         pch=bool(built_cpp) and all(s.pch for s in built_cpp),
     )
-
-
-def ensure_pch(toolchain: Toolchain, cache_dir: str | Path, timeout_s: float = 900) -> Path | None:
-    """The header to pass with `-include` so that <torch/extension.h> comes precompiled; built
-    once per host toolchain under a lock and checked to load. None where that failed.
-
-    The .gch sits next to a sentinel header that is an #error: if gcc ever skipped the .gch
-    (other flags, a moved file), the compile fails loudly and the build retries without it,
-    instead of silently paying for the full headers."""
-    folder = Path(cache_dir) / "pch" / toolchain.host_key()
-    header, ready, failed = folder / PCH_HEADER, folder / "ready", folder / "failed"
-    if ready.exists() or failed.exists():
-        return header if ready.exists() else None
-    folder.mkdir(parents=True, exist_ok=True)
-    with _locked(folder / "lock"):
-        if ready.exists() or failed.exists():
-            return header if ready.exists() else None
-        deadline = time.monotonic() + timeout_s
-        flags = [toolchain.cxx, *toolchain.host_flags()]
-        (folder / "pch_source.h").write_text("#include <torch/extension.h>\n")
-        tmp = folder / f".{PCH_HEADER}.{os.getpid()}.gch"
-        proc = _run([*flags, "-x", "c++-header", "pch_source.h", "-o", tmp.name], folder, deadline)
-        if proc.returncode == 0:
-            os.replace(tmp, folder / f"{PCH_HEADER}.gch")
-            header.write_text(f'#error "{_PCH_UNUSED}"\n')
-            probe = ["-include", str(header), "-Winvalid-pch", "-fsyntax-only", "-x", "c++"]
-            proc = _run([*flags, *probe, os.devnull], folder, deadline)
-        tmp.unlink(missing_ok=True)
-        if proc.returncode == 0 and not proc.output.strip():
-            ready.write_text(toolchain.host_key())
-            return header
-        (folder / f"{PCH_HEADER}.gch").unlink(missing_ok=True)
-        if not proc.timed_out:  # a timeout may pass on a quieter machine; other failures not
-            failed.write_text(trim_compiler_output(proc.output, folder) or "no compiler output")
-        return None
 
 
 def _units(solution: Solution, tc: Toolchain) -> list[_Unit]:
@@ -234,14 +186,16 @@ def _refused_includes(solution: Solution) -> list[str]:
         todo, seen = [rel], {rel}
         while todo:
             current = todo.pop()
-            for match in _INCLUDE.finditer(files[current]):
-                name = match[2]
+            for directive in read_includes(files[current]):
+                name = directive.name
+                if directive.kind != "include" or name is None:
+                    continue  # the static guard refuses those
                 local = _resolve_local(current, name, files)
                 if local is not None and local not in seen:
                     seen.add(local)
                     todo.append(local)
                 elif local is None and _FORBIDDEN_IN_CU & set(PurePosixPath(name).parts):
-                    line = files[current].count("\n", 0, match.start()) + 1
+                    line = directive.line
                     via = "" if current == rel else f" (included by {rel})"
                     problems.append(
                         f"{current}:{line}: error: includes <{name}>{via}; workspace rule: "
@@ -265,7 +219,7 @@ def _resolve_local(current: str, name: str, files: dict[str, str]) -> str | None
 def _uses(solution: Solution, library: str) -> bool:
     """Whether any kernel source includes a header of `library` (cublas, cublasLt or cudnn)."""
     texts = solution.kernel_files.values()
-    names = {PurePosixPath(name).name for t in texts for _, name in _INCLUDE.findall(t)}
+    names = {PurePosixPath(name).name for t in texts for name in included_names(t)}
     lt = library == "cublas"  # cublasLt*.h are cublasLt's, not cublas's
     return any(n.startswith(library) and not (lt and n.startswith("cublasLt")) for n in names)
 
@@ -282,19 +236,19 @@ def _compile(
         return _Step(unit, ok=True, reused=True)
     obj.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    with _locked(obj.with_suffix(".lock")):
+    with locked(obj.with_suffix(".lock")):
         if obj.exists():  # another build made it while we waited
             return _Step(unit, ok=True, reused=True)
         tmp = obj.with_name(f".{unit.key}.{os.getpid()}.{id(unit)}.o")
         use_pch = unit.kind == "cpp" and pch is not None
-        proc = _run(unit.command(tc, tmp, pch if use_pch else None), root, deadline)
+        proc = run_compiler(unit.command(tc, tmp, pch if use_pch else None), root, deadline)
         note = ""
-        if use_pch and _PCH_UNUSED in proc.output:
+        if use_pch and PCH_UNUSED in proc.output:
             rejected = [line for line in proc.output.splitlines() if "invalid-pch" in line][:2]
             note = f"{unit.rel}: precompiled torch header rejected, built without it: "
             note += "; ".join(rejected)
             use_pch = False
-            proc = _run(unit.command(tc, tmp, None), root, deadline)
+            proc = run_compiler(unit.command(tc, tmp, None), root, deadline)
         if proc.returncode == 0:
             os.replace(tmp, obj)
         tmp.unlink(missing_ok=True)
@@ -317,13 +271,13 @@ def _link(
     obj/<workspace path>.o, so that linker errors can name the source rather than a hash."""
     so = cache / "ext" / so_name
     so.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(so.with_name(f".{so_name}.lock")):  # one link per name, across threads too
+    with locked(so.with_name(f".{so_name}.lock")):  # one link per name, across threads too
         if so.exists():
             return so, ""
-        return _link_locked(units, solution, root, cache, so, tc, deadline)
+        return _linklocked(units, solution, root, cache, so, tc, deadline)
 
 
-def _link_locked(
+def _linklocked(
     units: list[_Unit], solution: Solution, root: Path, cache: Path, so: Path, tc: Toolchain,
     deadline: float,
 ) -> tuple[Path | None, str]:  # fmt: skip
@@ -344,7 +298,7 @@ def _link_locked(
     cmd = [tc.cxx, "-shared", *names, "-o", str(tmp), f"-L{tc.torch_lib_dir}"]
     cmd += [f"-l{lib}" for lib in tc.torch_libs] + libraries + [f"-Wl,-rpath,{d}" for d in rpaths]
     cmd += [f"-Wl,--defsym={_init_symbol(so.name)}=PyInit_cuda_extension"]
-    proc = _run(cmd, root, deadline)
+    proc = run_compiler(cmd, root, deadline)
     if proc.returncode != 0:
         tmp.unlink(missing_ok=True)
         reason = "timed out" if proc.timed_out else trim_compiler_output(proc.output, root)
@@ -358,40 +312,6 @@ def _link_key(units: list[_Unit], tc: Toolchain) -> str:
     for unit in units:
         digest.update(f"{unit.rel}\0{unit.key}\0".encode())
     return digest.hexdigest()[:16]
-
-
-def _pch_note(tc: Toolchain, cache: Path) -> str:
-    failed = cache / "pch" / tc.host_key() / "failed"
-    why = failed.read_text().strip() if failed.exists() else "it could not be built in time"
-    return f"the precompiled torch header is unavailable, bindings compiled without it: {why}"
-
-
-def _run(cmd: list[str], cwd: Path, deadline: float) -> _Proc:
-    """Run a compiler in its own process group; on the deadline the whole group is killed
-    (nvcc's cicc and ptxas included)."""
-    env = {**os.environ, "LC_ALL": "C", "LANG": "C"}
-    proc = subprocess.Popen(
-        cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        errors="replace", start_new_session=True,
-    )  # fmt: skip
-    try:
-        out, _ = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
-        return _Proc(proc.returncode, out)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        return _Proc(-signal.SIGKILL, out, timed_out=True)
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock between processes and threads (flock on a file of our own)."""
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _init_symbol(so_name: str) -> str:

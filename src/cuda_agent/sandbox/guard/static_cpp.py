@@ -10,11 +10,11 @@ model usually writes. The tables are in guard_static_rules.
 
 from __future__ import annotations
 
-import bisect
-import re
 from fnmatch import fnmatch
 from pathlib import PurePosixPath
 
+from cuda_agent.sandbox.guard.cpp_lexer import blank, tokens
+from cuda_agent.sandbox.guard.includes import Include, read_includes, without_includes
 from cuda_agent.sandbox.guard.rules import (
     ALLOWED_ATEN,
     ALLOWED_PYBIND,
@@ -36,53 +36,6 @@ from cuda_agent.sandbox.guard.rules import (
     SYS_FIX,
 )
 
-# ------------------------------------------------------------------------------------- lexing
-
-_TOKEN = re.compile(r"[A-Za-z_]\w*|::|->|##|\d[\w.']*|\S")
-_INCLUDE = re.compile(r"^[ \t]*#[ \t]*(include_next|include|import)\b[ \t]*(.*)$", re.M)
-_RAW_OPEN = re.compile(r'(?:u8|[uUL])?R"([^()\\\s]{0,16})\(')
-
-
-def _blank(text: str, keep_strings: bool) -> str:
-    """`text` with comments (and, unless keep_strings, string and char literals) turned into
-    spaces; newlines stay, so line numbers stay right."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        c, two = text[i], text[i : i + 2]
-        raw = _RAW_OPEN.match(text, i) if c in "uULR" else None
-        if two == "//":
-            j, literal = _end(text.find("\n", i), n, 0), False
-        elif two == "/*":
-            j, literal = _end(text.find("*/", i + 2), n, 2), False
-        elif raw and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
-            j, literal = (
-                _end(text.find(f'){raw.group(1)}"', raw.end()), n, 2 + len(raw.group(1))),
-                True,
-            )
-        elif c in "\"'" and not (c == "'" and i and text[i - 1].isalnum()):  # 1'000 is a number
-            j = i + 1
-            while j < n and text[j] not in (c, "\n"):
-                j += 2 if text[j] == "\\" else 1
-            j, literal = min(j + 1, n), True
-        else:
-            out.append(c)
-            i += 1
-            continue
-        out.append(text[i:j] if literal and keep_strings else re.sub(r"[^\n]", " ", text[i:j]))
-        i = j
-    return "".join(out)
-
-
-def _end(found: int, n: int, extra: int) -> int:
-    return n if found < 0 else found + extra
-
-
-def _tokens(text: str) -> list[tuple[str, int]]:
-    starts = [0] + [m.end() for m in re.finditer("\n", text)]
-    return [(m.group(), bisect.bisect_right(starts, m.start())) for m in _TOKEN.finditer(text)]
-
-
 # ------------------------------------------------------------------------------------- checks
 
 
@@ -90,14 +43,12 @@ def check_cpp(path: str, text: str, files: frozenset[str], includes: tuple[str, 
     """One line per violation in the C++/CUDA source `path` (solution-relative); `files` are the
     solution's paths (its own headers may be included), `includes` the allowed header patterns."""
     found: list[tuple[int, str]] = []
-    code = _blank(text, keep_strings=True)
-    for match in _INCLUDE.finditer(code):
-        line = code.count("\n", 0, match.start()) + 1
-        problem = _include_problem(match.group(1), match.group(2).strip(), path, files, includes)
+    for directive in read_includes(text):
+        problem = _include_problem(directive, path, files, includes)
         if problem:
-            found.append((line, problem))
-    code = _INCLUDE.sub("", _blank(text, keep_strings=False))  # keeps the line's newline
-    toks = _tokens(code)
+            found.append((directive.line, problem))
+    code = without_includes(blank(text, keep_strings=False))
+    toks = tokens(code)
     defined = _defined_functions(toks)
     for i, (_tok, line) in enumerate(toks):
         problem = _token_problem(toks, i, defined)
@@ -108,14 +59,13 @@ def check_cpp(path: str, text: str, files: frozenset[str], includes: tuple[str, 
 
 
 def _include_problem(
-    kind: str, target: str, path: str, files: frozenset[str], allowed: tuple[str, ...]
+    directive: Include, path: str, files: frozenset[str], allowed: tuple[str, ...]
 ) -> str | None:
-    if kind != "include":
-        return f"uses #{kind}; {INCLUDE_FIX}"
-    quoted = re.fullmatch(r'"([^"]+)"|<([^>]+)>', target)
-    if not quoted:
-        return f"uses a computed #include ({target}); write the header's name literally"
-    name = quoted.group(1) or quoted.group(2)
+    if directive.kind != "include":
+        return f"uses #{directive.kind}; {INCLUDE_FIX}"
+    name = directive.name
+    if name is None:
+        return f"uses a computed #include ({directive.target}); write the header's name literally"
     own = (PurePosixPath(path).parent / name).as_posix()
     if ".." not in PurePosixPath(name).parts and (own in files or f"kernels/{name}" in files):
         return None

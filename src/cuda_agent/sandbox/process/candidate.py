@@ -1,15 +1,13 @@
-"""The parent's handle on one candidate process: requests with deadlines, failures as verdicts."""
+"""The parent's handle on one candidate process: typed requests with deadlines, failures typed."""
 
 from __future__ import annotations
 
 import shutil
 import time
-from collections import deque
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
+from cuda_agent.sandbox.outcome import Failure
 from cuda_agent.sandbox.process.child import candidate_main
 from cuda_agent.sandbox.process.messages import Answer, ChildError, Request, Stop
 from cuda_agent.sandbox.process.watch import Exit, kill_tree, start_process, wait_ready
@@ -27,13 +25,14 @@ class RoundTrip:
 
 
 class CandidateFailure(Exception):
-    """The candidate process failed a request; carries the verdict status and message, and
-    whether it ran out of GPU memory (see `Environment.evaluate`)."""
+    """The candidate process failed a request: the Failure, and whether it ran out of GPU
+    memory (whose fault that is, retry.py decides)."""
 
     def __init__(self, status: Status, message: str, out_of_memory: bool = False):
         super().__init__(message)
-        self.status = status
-        self.message = message
+        # a violation here is the GPU trace stopped: its first line names it
+        violations = (message.splitlines()[0],) if status == Status.VIOLATION else ()
+        self.failure = Failure(status, message, violations)
         self.out_of_memory = out_of_memory
 
 
@@ -136,54 +135,6 @@ def _startup_steps(began: float, stamps: dict, ready: float) -> dict[str, float]
         last = stamps[step]
     steps["answer"] = max(0.0, ready - last)
     return steps
-
-
-class SpareCandidate:
-    """Candidate processes started ahead of need, `depth` of them.
-
-    Starting one costs seconds (a CUDA context, the profiler's CUPTI start-up: 4–9 s measured on
-    the H200), more than a round that edits one kernel takes to build (about 2 s). One spare
-    started at the end of a round is ready by the next only when the caller thinks between
-    rounds; with two, back-to-back rounds each take a process that has had two rounds to start.
-    """
-
-    def __init__(self, make: Callable[[], CandidateProcess], depth: int = 2):
-        self._make = make
-        self._depth = max(1, depth)
-        self._executor = ThreadPoolExecutor(
-            max_workers=self._depth, thread_name_prefix="cuda-agent-spare"
-        )
-        self._ready: deque[Future] = deque()
-
-    def prepare(self, count: int | None = None) -> None:
-        """Top up to `count` (default `depth`, at most `depth`) processes starting. When more
-        than one is missing (the first round), the others start only after the first is up:
-        starts side by side would slow the one the round waits for."""
-        first = None
-        while len(self._ready) < min(count or self._depth, self._depth):
-            future = self._executor.submit(self._start_after, first)
-            first = first or future
-            self._ready.append(future)
-
-    def _start_after(self, first: Future | None) -> CandidateProcess:
-        if first is not None:
-            wait([first])
-        return self._make()
-
-    def take(self) -> CandidateProcess:
-        """The oldest prepared process (started now if none was); raises CandidateFailure."""
-        if not self._ready:
-            self._ready.append(self._executor.submit(self._make))
-        return self._ready.popleft().result()
-
-    def close(self) -> None:
-        futures, self._ready = list(self._ready), deque()
-        for future in futures:
-            try:
-                discard(future.result(timeout=120))
-            except Exception:  # a spare that failed to start has nothing left to close
-                pass
-        self._executor.shutdown(wait=False)
 
 
 def discard(cand: CandidateProcess) -> None:
