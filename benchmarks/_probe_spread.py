@@ -75,7 +75,7 @@ def main() -> None:
     from cuda_agent.task import load_task
 
     calls: list = []
-    profile_module._interleaved = _recording(profile_module._interleaved, calls)
+    profile_module.interleaved = _recording(profile_module.interleaved, calls)
     base = EnvConfig(cache_dir=Path(tempfile.mkdtemp(prefix="probe-spread-")))
     variants = {
         "default": base,

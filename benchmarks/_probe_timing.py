@@ -121,7 +121,7 @@ def env_variants() -> list[dict]:
     from cuda_agent.sandbox import EnvConfig, Environment, Stage, read_solution
     from cuda_agent.sandbox.process.candidate import discard
     from cuda_agent.sandbox.timing.call import L2Flusher, timed_call
-    from cuda_agent.sandbox.timing.profile import profile_candidate
+    from cuda_agent.sandbox.timing.profile import TimingJob, profile_candidate
     from cuda_agent.task import load_task
 
     repo = Path(__file__).resolve().parents[1]
@@ -134,10 +134,10 @@ def env_variants() -> list[dict]:
         print(json.dumps(row), flush=True)
 
     with Environment(EnvConfig()) as env:  # the machine's cache: its PCH, objects, audits
-        ref, audit = env._reference(task), env.audit(task)
-        draw = lambda: env._draw(ref, audit)  # noqa: E731
+        ref, audit = env._trusted.reference(task), env.audit(task)
+        draw = lambda: env._trusted.draw(ref, audit)  # noqa: E731
         for i in range(2):  # compiles the reference here first, so the verdicts re-time it
-            r = profile_candidate(None, ref, draw, [], [], 0, env.config, None, env._device)
+            r = profile_candidate(TimingJob(ref, draw, env.config, env._device))
             emit({"variant": "baselines_interleaved", "i": i, "eager": r.eager_ms,
                   "compile": r.compile_ms, "calls": r.timed_calls})  # fmt: skip
         for i in range(3):

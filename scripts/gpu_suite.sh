@@ -6,7 +6,7 @@
 #   bash scripts/gpu_suite.sh [tests|bench|synth|kernelbench|all] [pytest args; default: tests]
 #
 #   tests        every gpu-marked test, GPU_WORKERS (default 3) pytest workers sharing the GPU
-#                (timed sections never overlap: see src/cuda_agent/sandbox/gpu_lock.py)
+#                (timed sections never overlap: see src/cuda_agent/sandbox/timing/gpu_lock.py)
 #   bench        env_round (ours vs a CUDA-Agent-style loop), stored-solution runs over the
 #                honest fixtures with their reports, service throughput (BENCH_STEPS picks:
 #                "env_round stored service" by default; "busy_host" adds benchmarks/busy_host.py

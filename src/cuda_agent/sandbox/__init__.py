@@ -16,6 +16,7 @@ fresh input sets under the runtime guard, and timed against eager and torch.comp
     guard/static_py.py      Python sources, by AST
     guard/static_cpp.py     C++/CUDA sources, by tokens
     guard/rules.py          the static rules, as data
+    guard/cpp_lexer.py      C++/CUDA source with comments (and strings) blanked, as tokens
     guard/includes.py       the include rule: the #include directives of a source, read once
     guard/runtime.py        the dispatcher and profiler trace of a forward, judged
     build/extension.py      a Solution into one extension module, cached per translation unit
@@ -25,7 +26,7 @@ fresh input sets under the runtime guard, and timed against eager and torch.comp
     build/compiler_output.py  compiler errors trimmed to the workspace's paths
     check/inputs.py         input sets drawn from a secret seed
     check/reference.py      the reference model on the trusted side
-    check/compare.py        candidate outputs against reference outputs
+    check/compare.py        outputs against reference outputs, a piece at a time (synthesis too)
     check/audit.py          the null-kernel battery: can the check tell trivial outputs apart
     check/verify.py         the candidate's outputs on fresh sets, under the runtime guard
     timing/call.py          the one way to time a call (events, host clock, L2 flush)
@@ -56,6 +57,7 @@ import importlib
 _EXPORTS = {
     "AuditRecord": "check.audit",
     "BaselineRecord": "timing.baselines",
+    "tensor_pieces": "check.compare",
     "TIMING_METHOD": "timing.baselines",
     "BuildResult": "build.extension",
     "EnvConfig": "config",

@@ -1,6 +1,7 @@
+import pytest
 import torch
 
-from cuda_agent.sandbox.check.compare import as_tensors, compare
+from cuda_agent.sandbox.check.compare import as_tensors, compare, tensor_pieces
 
 
 def test_close_values_pass_and_far_fail():
@@ -52,3 +53,16 @@ def test_large_outputs_are_compared_a_chunk_at_a_time(monkeypatch):
     nan[4, 7] = float("nan")
     nan[9, 1000] = float("inf")
     assert "2 NaN/Inf values" in compare(ref, nan, 1e-2, 1e-2).reason
+
+
+@pytest.mark.parametrize("chunk", [1, 6, 7, 20, 1000])
+def test_a_tensor_is_cut_into_small_pieces_in_order_whatever_its_layout(chunk):
+    base = torch.arange(2 * 3 * 5 * 7).reshape(2, 3, 5, 7)
+    layouts = [base, base.permute(3, 1, 2, 0).contiguous().permute(3, 1, 2, 0), base[:, ::2],
+               base[:1].expand(4, 3, 5, 7), torch.tensor(5), base[:, :0]]  # fmt: skip
+    for t in layouts:
+        pieces = list(tensor_pieces(t, chunk))
+        assert all(p.numel() <= chunk for p in pieces)
+        assert torch.equal(torch.cat(pieces), t.reshape(-1))
+        same_cuts = tensor_pieces(t.contiguous(), chunk)
+        assert [p.numel() for p in pieces] == [p.numel() for p in same_cuts]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
@@ -63,13 +64,26 @@ def compare(ref, cand, atol: float, rtol: float) -> Comparison:
     return Comparison(True, max_abs_error=worst)
 
 
+def tensor_pieces(t: torch.Tensor, chunk: int) -> Iterator[torch.Tensor]:
+    """`t` flattened, as consecutive pieces of at most `chunk` elements: views where its layout
+    allows, else copies of one piece at a time, never of the whole. Tensors of one shape are cut
+    at the same places, whatever their strides, so two can be compared piece by piece."""
+    if t.numel() <= chunk or t.dim() <= 1:
+        yield from t.reshape(-1).split(chunk)
+        return
+    rows = chunk // t[0].numel()
+    if rows:
+        yield from (p.reshape(-1) for p in t.split(rows))
+    else:
+        for row in t:
+            yield from tensor_pieces(row, chunk)
+
+
 def _elementwise(r: torch.Tensor, c: torch.Tensor, atol: float, rtol: float):
-    """(NaN/Inf count in c, max |c - r|, count outside the tolerance), a chunk at a time so
+    """(NaN/Inf count in c, max |c - r|, count outside the tolerance), a piece at a time so
     that comparing a multi-GB output needs a few hundred MB of temporaries, not several copies."""
-    r, c = r.reshape(-1), c.reshape(-1)
     nonfinite, worst, over = 0, 0.0, 0
-    for start in range(0, r.numel(), _CHUNK):
-        rc, cc = r[start : start + _CHUNK], c[start : start + _CHUNK]
+    for rc, cc in zip(tensor_pieces(r, _CHUNK), tensor_pieces(c, _CHUNK), strict=True):
         nonfinite += int((~torch.isfinite(cc)).sum())
         if nonfinite:
             continue

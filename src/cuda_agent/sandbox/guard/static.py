@@ -7,8 +7,8 @@ unqualified ATen call found by argument-dependent lookup) is left to the runtime
 traces every ATen op the candidate's forward runs and profiles its kernels. So the rules aim at no
 false alarms on honest code first, and at catching what models actually write second.
 
-Python (model_new.py and any other .py) is read by AST (guard_static_py), C++/CUDA (kernels/*) by
-tokens (guard_static_cpp); the rules of both are data in guard_static_rules.
+Python (model_new.py and any other .py) is read by AST (static_py), C++/CUDA (kernels/*) by
+tokens (static_cpp); the rules of both are data in rules.py.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ preprocessed, so a macro that pastes tokens (`a##b`), a C++ operator on tensors 
 unqualified call that C++ resolves by argument-dependent lookup (`relu(x)` on an at::Tensor) is
 invisible here. The runtime guard (a dispatch trace of the candidate's forward and a profile of
 the kernels it ran) is the net for those; these rules give early, readable feedback on what a
-model usually writes. The tables are in guard_static_rules.
+model usually writes. The tables are in rules.py; #include directives are read in includes.py.
 """
 
 from __future__ import annotations

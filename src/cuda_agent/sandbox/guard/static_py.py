@@ -1,7 +1,7 @@
 """Static rules for a solution's Python (model_new.py), read by AST.
 
 Deny by default: every `torch.*` name is PyTorch compute unless it is on the allow-list in
-guard_static_rules (allocation, dtypes, types, metadata). Names are resolved through import and
+rules.py (allocation, dtypes, types, metadata). Names are resolved through import and
 assignment aliases (`F = torch.nn.functional`, `from torch.nn.functional import gelu as g`), and
 a reference that is not a call counts too (`self.act = F.gelu`). Tensor operators and methods are
 judged on what the reader can tell is a tensor: forward's parameters, allocations, extension

@@ -49,8 +49,8 @@ def baseline_path(cache_dir: Path, task_hash: str, gpu: str, torch_version: str)
     return cache_dir / "baselines" / f"{task_hash}-{slug}.json"
 
 
-# 2: every timed call but the first behind an untimed call of its side (see profile.py)
-# 3: a call is charged the GPU's span of its work from the GPU trace (see timing.py)
+# 2: every timed call but the first behind an untimed call of its side (see interleave.py)
+# 3: a call is charged the GPU's span of its work from the GPU trace (see call.py)
 TIMING_METHOD = 3
 
 

@@ -9,8 +9,7 @@ streams shows up as the gap between the two (the parent turns that gap into a vi
 A call is charged the GPU's own span of its work (`CallTime.gpu_or_window_ms`; a candidate's,
 `CallTime.charged_ms`), not its event window. The window starts on an idle GPU and so includes
 the host's launch of the first kernel, which moved timed calls by 3–8 % from one process to the
-next on the H200's host, and torch.compile's by up to 25 %, while the GPU's span held within 1 %
-(docs/benchmarks.md, eighth session).
+next on an H200's host, and torch.compile's by up to 25 %, while the GPU's span held within 1 %.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ _read = torch.Tensor.sum
 
 # How much longer than the GPU's span of its work a candidate's event window may be for free:
 # the launch of its first kernel and the host's way back after its last (with the trace
-# recording, 40–140 µs for a kernel or two launched from Python on the H200, 2026-12-03).
+# recording, 40–140 µs for a kernel or two launched from Python on an H200).
 # Beyond it, the window is charged: host work, or GPU work out of the trace's sight.
 UNTRACED_ALLOWANCE_MS = 0.25
 

@@ -42,7 +42,7 @@ class TimingChecks:
         A patched clock under-reports every call alike, so even the calls least stretched by
         the host say so; a loaded host stretches some calls and not others. The median alone
         was not enough: an honest kernel on the H200, beside two workers building and starting
-        processes, read a median 2.08 ms over (2026-12-04), the patched-clock cheat 1.56 ms."""
+        processes, read a median 2.08 ms over, the patched-clock cheat 1.56 ms."""
         return self.unreported_low_ms > self._allowed_ms
 
     @property
@@ -71,8 +71,8 @@ class TimingChecks:
                 "the device timer reported more time than the host clock around the call in "
                 f"{self.device_over_host_calls} of {self.calls} calls: the timer was tampered with"
             )
-        # on the H200 (2026-12-04) honest verdicts' lower quartiles read -19 to -0.04 ms, on a
-        # host with half its cores busy too; the patched clock's 1.39 to 1.47 ms
+        # honest verdicts' lower quartiles read -19 to -0.04 ms on an H200 whose host had half
+        # its cores busy too; the patched clock's 1.39 to 1.47 ms: room on both sides
         if self.wall_clock_disputed:
             found.append(
                 f"the candidate process reported at least {self.unreported_low_ms:.3f} ms less "

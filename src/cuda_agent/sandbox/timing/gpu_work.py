@@ -2,16 +2,15 @@
 profiler (kineto).
 
 A call's events measure from a start event on an idle GPU to an end event, so they include the
-host's launch of the call's first kernel. On the H200's host (2026-12-03) that launch took
-10–28 µs, moving with the host CPU's speed from one process to the next, while the GPU's own
-time of the same kernel held within 0.3 % (`benchmarks/_probe_launch.py`). The records give the
-GPU's own time: from the start of the first kernel, copy or fill the call caused to the end of
-the last, whatever stream ran it.
+host's launch of the call's first kernel. On an H200's host that launch took 10–28 µs, moving
+with the host CPU's speed from one process to the next, while the GPU's own time of the same
+kernel held within 0.3 %. The records give the GPU's own time: from the start of the first
+kernel, copy or fill the call caused to the end of the last, whatever stream ran it.
 
 A recording is opened before the harness's L2 flush, not right before the call: the first CUDA
-call after the profiler starts pays 0.35–0.5 ms of CUPTI's own set-up, which the flush absorbs
-(`benchmarks/_probe_gpu_span.py`). The call's activities are those that start after `mark()`,
-a host time taken once the flush has finished: CUPTI's timestamps are on the host's clock
+call after the profiler starts pays 0.35–0.5 ms of CUPTI's own set-up, which the flush absorbs.
+The call's activities are those that start after `mark()`, a host time taken once the flush has
+finished: CUPTI's timestamps are on the host's clock
 (the flush's records ended 10–110 µs before the mark, the call's began 24–72 µs after it).
 About one call in 60 had one record end tens of milliseconds late (24 and 32 ms for a 0.35 ms
 call of five kernels); no record can end after the host saw the GPU finish, so ends are cut
