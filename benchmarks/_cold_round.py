@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 start = time.perf_counter()
-from cuda_agent.fork_server import start_early  # noqa: E402
+from cuda_agent.sandbox.process.fork_server import start_early  # noqa: E402
 
 start_early()
 from cuda_agent.sandbox import EnvConfig, Environment, Stage, read_solution  # noqa: E402

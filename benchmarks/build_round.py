@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from cuda_agent.sandbox.build import BuildResult, build_extension
-from cuda_agent.sandbox.toolchain import find_toolchain
+from cuda_agent.sandbox.build.extension import BuildResult, build_extension
+from cuda_agent.sandbox.build.toolchain import find_toolchain
 from cuda_agent.sandbox.workspace import Solution, read_solution, solution_from_files
 
 VECTOR_ADD = {

@@ -10,7 +10,7 @@ import torch
 
 from cuda_agent.bench import EvaluationService, ServiceConfig, run_audit, run_baselines
 from cuda_agent.bench.sweeps import write_audit_table
-from cuda_agent.sandbox.baselines import TIMING_METHOD
+from cuda_agent.sandbox import TIMING_METHOD
 from cuda_agent.task import load_task
 from tests.bench.conftest import GOOD
 

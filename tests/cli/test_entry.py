@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import multiprocessing.forkserver
+import subprocess
 import sys
 
 import pytest
 
-from cuda_agent import fork_server
 from cuda_agent.cli import entry
 from cuda_agent.cli import main as cli_main
-from cuda_agent.sandbox import processes
+from cuda_agent.sandbox.process import fork_server
+from cuda_agent.sandbox.process import watch as processes
 
 
 @pytest.fixture
@@ -38,7 +39,17 @@ def test_the_server_starts_with_the_sandboxs_preload(monkeypatch, server_calls):
     assert fork_server.start_early() is True
     assert server_calls == [("preload", list(fork_server.PRELOAD)), ("start",)]
     assert processes.PRELOAD is fork_server.PRELOAD  # the sandbox's later start asks the same
-    assert "cuda_agent.sandbox.child" in fork_server.PRELOAD
+    assert "cuda_agent.sandbox.process.child" in fork_server.PRELOAD
+
+
+def test_importing_the_entry_and_the_fork_server_imports_no_torch():
+    # the server must start before this process's own import of torch begins
+    code = (
+        "import sys, cuda_agent.cli.entry, cuda_agent.sandbox.process.fork_server; "
+        "print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 @pytest.mark.parametrize(

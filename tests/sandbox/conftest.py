@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cuda_agent.sandbox.build import ensure_pch
-from cuda_agent.sandbox.toolchain import Toolchain, find_toolchain
+from cuda_agent.sandbox.build.pch import ensure_pch
+from cuda_agent.sandbox.build.toolchain import Toolchain, find_toolchain
 
 
 def guard_case_solution(folder: Path) -> Path:
@@ -34,9 +34,9 @@ def build_cache(tmp_path_factory, toolchain):
 
 @pytest.fixture()
 def recorded_gpu_lock(monkeypatch) -> list[str]:
-    """The Environment's GPU lock replaced by one that records the modes held, innermost last
-    (empty again once every section is left)."""
-    from cuda_agent.sandbox import environment
+    """The Environment's GPU lock (its trusted side's and the retry policy's) replaced by one
+    that records the modes held, innermost last (empty again once every section is left)."""
+    from cuda_agent.sandbox import retry, trusted
 
     held: list[str] = []
 
@@ -46,5 +46,6 @@ def recorded_gpu_lock(monkeypatch) -> list[str]:
         yield 0.0
         held.pop()
 
-    monkeypatch.setattr(environment, "gpu_lock", lock)
+    for module in (trusted, retry):
+        monkeypatch.setattr(module, "gpu_lock", lock)
     return held

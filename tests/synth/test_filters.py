@@ -216,20 +216,6 @@ def test_chunked_comparisons_equal_the_whole_tensor_ones(monkeypatch, chunk):
     assert not filters._equal(other, other.reshape(15))
 
 
-@pytest.mark.parametrize("chunk", [1, 6, 7, 20, 1000])
-def test_a_tensor_is_cut_into_small_pieces_in_order_whatever_its_layout(monkeypatch, chunk):
-    monkeypatch.setattr(filters, "_CHUNK", chunk)
-    base = torch.arange(2 * 3 * 5 * 7).reshape(2, 3, 5, 7)
-    layouts = [base, base.permute(3, 1, 2, 0).contiguous().permute(3, 1, 2, 0), base[:, ::2],
-               base[:1].expand(4, 3, 5, 7), torch.tensor(5), base[:, :0]]  # fmt: skip
-    for t in layouts:
-        pieces = list(filters._pieces(t))
-        assert all(p.numel() <= chunk for p in pieces)
-        assert torch.equal(torch.cat(pieces), t.reshape(-1))
-        same_cuts = filters._pieces(t.contiguous())
-        assert [p.numel() for p in pieces] == [p.numel() for p in same_cuts]
-
-
 def test_each_element_is_compared_across_piece_boundaries(monkeypatch):
     monkeypatch.setattr(filters, "_CHUNK", 4)
     x = torch.rand(3, 5, 2).transpose(0, 1)  # a permuted output: its pieces are copies

@@ -16,7 +16,7 @@ from pathlib import Path
 from cuda_agent.bench.jsonl import JsonlLog
 from cuda_agent.bench.metrics import level_key
 from cuda_agent.bench.service import EvaluationService
-from cuda_agent.sandbox.baselines import TIMING_METHOD
+from cuda_agent.sandbox import TIMING_METHOD
 from cuda_agent.task import Task
 
 

@@ -1,12 +1,12 @@
 """The `cuda-agent` command's entry point: for the commands that evaluate in this process, the
 candidates' fork server starts before the CLI's modules import torch (see
-cuda_agent.fork_server); then the CLI runs."""
+cuda_agent.sandbox.process.fork_server); then the CLI runs."""
 
 from __future__ import annotations
 
 import sys
 
-from cuda_agent.fork_server import start_early
+from cuda_agent.sandbox.process.fork_server import start_early
 
 EVALUATING = ("eval", "optimize")  # the others evaluate in worker processes, or not at all
 

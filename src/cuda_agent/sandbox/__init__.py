@@ -1,52 +1,103 @@
-"""The kernel development environment: workspace, build, verify, profile, guard, reward."""
+"""The kernel development environment: workspace, build, verify, profile, guard, reward.
 
-from cuda_agent.sandbox.audit import AuditRecord
-from cuda_agent.sandbox.baselines import BaselineRecord
-from cuda_agent.sandbox.build import BuildResult
-from cuda_agent.sandbox.config import EnvConfig
-from cuda_agent.sandbox.environment import Environment
-from cuda_agent.sandbox.gpu_lock import gpu_lock, lock_files, rw_lock
-from cuda_agent.sandbox.isolated_call import IsolatedResult, run_isolated
-from cuda_agent.sandbox.isolation import apply_confinement, confine_preexec, scrubbed_env
-from cuda_agent.sandbox.reward import milestone_reward
-from cuda_agent.sandbox.verdict import Stage, Status, Verdict
-from cuda_agent.sandbox.workspace import (
-    ENTRY,
-    INFRA_FILES,
-    KERNELS,
-    REFERENCE,
-    Solution,
-    SolutionError,
-    create_workspace,
-    read_solution,
-    solution_from_files,
-)
+One evaluation, `Environment.evaluate(task, solution, stage) -> Verdict`, runs the stages in
+order: the static guard, the build, then (on a GPU) the candidate's process is loaded, checked on
+fresh input sets under the runtime guard, and timed against eager and torch.compile.
 
-__all__ = [
-    "ENTRY",
-    "INFRA_FILES",
-    "KERNELS",
-    "REFERENCE",
-    "AuditRecord",
-    "BaselineRecord",
-    "BuildResult",
-    "EnvConfig",
-    "Environment",
-    "IsolatedResult",
-    "Solution",
-    "SolutionError",
-    "Stage",
-    "Status",
-    "Verdict",
-    "apply_confinement",
-    "confine_preexec",
-    "create_workspace",
-    "gpu_lock",
-    "lock_files",
-    "milestone_reward",
-    "read_solution",
-    "run_isolated",
-    "rw_lock",
-    "scrubbed_env",
-    "solution_from_files",
-]
+    environment.py          the stage pipeline: static guard, build, check, time
+    trusted.py              the trusted side's state: references, audits, baselines, GPU memory
+    outcome.py              Failure and Correct, and the one place they become a Verdict
+    retry.py                when an evaluation or a timing is tried again, each case named
+    verdict.py              Verdict, Status, Stage
+    config.py               EnvConfig and the default cache folder
+    workspace.py            the workspace layout and the Solution read back from one
+    reward.py               the milestone reward
+    guard/static.py         the static guard's entry: each file to its reader
+    guard/static_py.py      Python sources, by AST
+    guard/static_cpp.py     C++/CUDA sources, by tokens
+    guard/rules.py          the static rules, as data
+    guard/cpp_lexer.py      C++/CUDA source with comments (and strings) blanked, as tokens
+    guard/includes.py       the include rule: the #include directives of a source, read once
+    guard/runtime.py        the dispatcher and profiler trace of a forward, judged
+    build/extension.py      a Solution into one extension module, cached per translation unit
+    build/pch.py            the precompiled torch header
+    build/compiler.py       running a compiler under a deadline; file locks
+    build/toolchain.py      nvcc, the host compiler, torch's headers and libraries, flags
+    build/compiler_output.py  compiler errors trimmed to the workspace's paths
+    check/inputs.py         input sets drawn from a secret seed
+    check/reference.py      the reference model on the trusted side
+    check/compare.py        outputs against reference outputs, a piece at a time (synthesis too)
+    check/audit.py          the null-kernel battery: can the check tell trivial outputs apart
+    check/verify.py         the candidate's outputs on fresh sets, under the runtime guard
+    timing/call.py          the one way to time a call (events, host clock, L2 flush)
+    timing/gpu_work.py      the GPU's own span of a call's work (CUPTI through kineto)
+    timing/profile.py       the timing of baselines and candidate: parameters, result
+    timing/interleave.py    the sides timed turn by turn on the same fresh sets
+    timing/cross_check.py   the candidate's reported times against independent clocks
+    timing/gpu_lock.py      timed sections never share their GPU, across processes
+    timing/run_queue.py     how long a thread waited for a CPU (Linux schedstat)
+    timing/baselines.py     eager and torch.compile timings cached on disk
+    process/fork_server.py  the warm fork server of candidate processes (imports no torch)
+    process/watch.py        starting, watching (time, memory) and killing child processes
+    process/messages.py     the typed requests and answers between parent and candidate
+    process/candidate.py    the parent's handle on one candidate process
+    process/spare.py        candidate processes started ahead of need
+    process/child.py        the candidate process itself
+    process/confinement.py  scrubbed environment, rlimits, Landlock, seccomp
+    process/isolated_call.py  any function in a confined child (synthesis uses it)
+
+The names below load on first use, so that importing one piece (the fork server, before torch)
+does not import the rest.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "AuditRecord": "check.audit",
+    "BaselineRecord": "timing.baselines",
+    "tensor_pieces": "check.compare",
+    "TIMING_METHOD": "timing.baselines",
+    "BuildResult": "build.extension",
+    "EnvConfig": "config",
+    "default_cache_dir": "config",
+    "Environment": "environment",
+    "gpu_lock": "timing.gpu_lock",
+    "lock_files": "timing.gpu_lock",
+    "rw_lock": "timing.gpu_lock",
+    "IsolatedResult": "process.isolated_call",
+    "run_isolated": "process.isolated_call",
+    "apply_confinement": "process.confinement",
+    "confine_preexec": "process.confinement",
+    "scrubbed_env": "process.confinement",
+    "start_early": "process.fork_server",
+    "milestone_reward": "reward",
+    "Stage": "verdict",
+    "Status": "verdict",
+    "Verdict": "verdict",
+    "ENTRY": "workspace",
+    "INFRA_FILES": "workspace",
+    "KERNELS": "workspace",
+    "REFERENCE": "workspace",
+    "Solution": "workspace",
+    "SolutionError": "workspace",
+    "create_workspace": "workspace",
+    "read_solution": "workspace",
+    "solution_from_files": "workspace",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # looked up once
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -8,6 +8,8 @@ from pathlib import Path
 
 
 def default_cache_dir() -> Path:
+    """The project's cache (builds, audits, baselines; synthesis's beneath): CUDA_AGENT_CACHE,
+    else ~/.cache/cuda-agent."""
     return Path(os.environ.get("CUDA_AGENT_CACHE", Path.home() / ".cache" / "cuda-agent"))
 
 

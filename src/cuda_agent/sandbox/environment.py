@@ -2,7 +2,9 @@
 
 One Environment per process and GPU. The harness process is the trusted side: it holds the
 reference model, draws every input from a secret seed, computes reference outputs, times the
-baselines and compares. Candidate code runs only in a confined child forked from a warm server.
+baselines and compares (trusted.py). Candidate code runs only in a confined child forked from a
+warm server (process/). Each stage ends the evaluation with an outcome (outcome.py) or hands on
+to the next; retry.py says when an evaluation is tried again.
 """
 
 from __future__ import annotations
@@ -11,47 +13,36 @@ import re
 import threading
 import time
 import uuid
-from collections import OrderedDict
-from contextlib import nullcontext
-from functools import partial
-from pathlib import Path
 
 import torch
 
-from cuda_agent.errors import UserError
-from cuda_agent.sandbox.audit import AuditRecord, load_audit, run_battery
-from cuda_agent.sandbox.baselines import (
-    TIMING_METHOD,
-    BaselineRecord,
-    CompileCost,
-    baseline_path,
-    load_baseline,
-    save_json,
-)
-from cuda_agent.sandbox.build import BuildResult, build_extension, ensure_pch
-from cuda_agent.sandbox.candidate import (
-    CandidateFailure,
-    CandidateProcess,
-    SpareCandidate,
-    discard,
-)
-from cuda_agent.sandbox.compare import compare
+from cuda_agent.sandbox.build.extension import BuildResult, build_extension
+from cuda_agent.sandbox.build.pch import ensure_pch
+from cuda_agent.sandbox.build.toolchain import Toolchain, find_toolchain
+from cuda_agent.sandbox.check.audit import AuditRecord
+from cuda_agent.sandbox.check.inputs import nbytes
+from cuda_agent.sandbox.check.verify import check_outputs
 from cuda_agent.sandbox.config import EnvConfig
-from cuda_agent.sandbox.gpu_lock import gpu_lock
-from cuda_agent.sandbox.gpu_work import start_recording_once
-from cuda_agent.sandbox.guard_runtime import judge_trace, kernel_names
-from cuda_agent.sandbox.guard_static import check_static
-from cuda_agent.sandbox.inputs import draw_inputs, nbytes, secret_seed
-from cuda_agent.sandbox.processes import forkserver_context
-from cuda_agent.sandbox.profile import ProfileResult, profile_candidate
-from cuda_agent.sandbox.reference import Reference
-from cuda_agent.sandbox.reward import milestone_reward
-from cuda_agent.sandbox.toolchain import Toolchain, find_toolchain
+from cuda_agent.sandbox.guard.runtime import kernel_names
+from cuda_agent.sandbox.guard.static import check_static
+from cuda_agent.sandbox.outcome import Compiled, Correct, Facts, Failure, Head, Outcome, to_verdict
+from cuda_agent.sandbox.process.candidate import CandidateFailure, CandidateProcess, discard
+from cuda_agent.sandbox.process.messages import Load
+from cuda_agent.sandbox.process.spare import SpareCandidate
+from cuda_agent.sandbox.process.watch import forkserver_context
+from cuda_agent.sandbox.retry import (
+    blame_out_of_memory,
+    evaluate_again_alone,
+    harness_out_of_memory,
+)
+from cuda_agent.sandbox.timing.baselines import BaselineRecord
+from cuda_agent.sandbox.timing.gpu_work import start_recording_once
+from cuda_agent.sandbox.timing.profile import CandidateRun, TimingJob, profile_candidate
+from cuda_agent.sandbox.trusted import TrustedSide
 from cuda_agent.sandbox.verdict import Stage, Status, Verdict
 from cuda_agent.sandbox.workspace import ENTRY, Solution
 from cuda_agent.task import Task
 
-_REFERENCES_KEPT = 4
 _GPU_ONLY_HEADERS = re.compile(r"(cublas\w*|cudnn\w*|cusparse\w*|cusolver\w*)\.h: No such file")
 
 
@@ -62,18 +53,16 @@ class Environment:
         self.config = config or EnvConfig()
         self.has_gpu = torch.cuda.is_available()
         self._lock = threading.Lock()
-        self._alone = False  # evaluating again holding the GPU's lock exclusively (see evaluate)
         self._toolchain: Toolchain | None = None
-        self._references: OrderedDict[str, Reference] = OrderedDict()
         self._ctx = forkserver_context() if self.has_gpu else None
         self._device = torch.device("cuda", self.config.device_index) if self.has_gpu else None
         self.gpu_name = torch.cuda.get_device_name(self._device) if self.has_gpu else None
+        self._trusted = TrustedSide(self.config, self._device, self.gpu_name)
         self._spare = (
             SpareCandidate(self._new_candidate, self.config.spare_processes)
             if self.has_gpu
             else None
         )
-        self._mem_pool = None  # see _pool
         if self.has_gpu:  # the baselines' GPU trace (0.05 s; the context is needed anyway)
             start_recording_once(self._device)
 
@@ -86,7 +75,7 @@ class Environment:
     def close(self) -> None:
         if self._spare is not None:
             self._spare.close()
-        self._references.clear()
+        self._trusted.clear()
 
     @property
     def toolchain(self) -> Toolchain:
@@ -111,6 +100,20 @@ class Environment:
         thread.start()
         return thread
 
+    # ---- the trusted side's cached records ----
+
+    def audit(self, task: Task) -> AuditRecord:
+        """The null-kernel battery's result for `task` (cached on disk)."""
+        return self._trusted.audit(task)
+
+    def baselines(self, task: Task) -> BaselineRecord:
+        """Eager and torch.compile timings of `task` on this GPU (cached on disk)."""
+        return self._trusted.baselines(task)
+
+    def prepare_baselines(self, task: Task) -> float | None:
+        """The audit and torch.compile's first call, not the timing (see TrustedSide)."""
+        return self._trusted.prepare_baselines(task)
+
     # ---- the stages ----
 
     def build(self, task: Task, solution: Solution) -> BuildResult:
@@ -131,242 +134,148 @@ class Environment:
         stage: Stage = Stage.PROFILE,
         prebuilt: BuildResult | None = None,
     ) -> Verdict:
-        """The verdict of one evaluation. When the harness itself runs out of GPU memory (other
-        evaluations on the GPU hold theirs), or the candidate's code does while others share
-        the GPU, it tries once more holding the GPU's lock exclusively: no other process then
-        holds a set of timing inputs or starts GPU work. Only on that try is the candidate's
-        own out-of-memory its runtime error (on the H200, a KernelBench softmax with 6 GB
-        outputs ran out beside two other evaluations and was scored -1)."""
+        """The verdict of one evaluation, tried again alone where retry.py says so."""
         with self._lock:
-            verdict = self._attempt(task, solution, Stage(stage), prebuilt)
-            if verdict.status == Status.HARNESS_ERROR:
-                with gpu_lock(self._device, exclusive=True):
-                    self._alone = True
-                    try:
-                        verdict = self._attempt(task, solution, Stage(stage), prebuilt)
-                    finally:
-                        self._alone = False
-            return verdict
+            return evaluate_again_alone(
+                lambda alone: self._attempt(task, solution, Stage(stage), prebuilt, alone),
+                self._device,
+            )
 
-    def _attempt(self, task, solution, stage, prebuilt) -> Verdict:
+    def _attempt(self, task, solution, stage, prebuilt, alone: bool) -> Verdict:
         try:
-            return self._evaluate(task, solution, stage, prebuilt)
+            return self._evaluate(task, solution, stage, prebuilt, alone)
         finally:
-            self._release_gpu_memory()
+            self._trusted.release_gpu_memory()
 
-    def _evaluate(self, task, solution, stage, prebuilt) -> Verdict:
-        seconds: dict[str, float] = {}
-        base = {
-            "task": task.name,
-            "task_hash": task.hash,
-            "stage": stage,
-            "gpu": self.gpu_name,
-            "seconds": seconds,
-        }
+    def _evaluate(self, task, solution, stage, prebuilt, alone: bool) -> Verdict:
+        head = Head(task.name, task.hash, stage, self.gpu_name)
+        seconds = head.seconds
         start = time.perf_counter()
         violations = check_static(solution)
         seconds["guard"] = time.perf_counter() - start
         if violations:
-            return Verdict(
-                **base,
-                status=Status.VIOLATION,
-                compiled=False,
-                correct=False,
-                violations=violations,
-                message="the static guard rejected the solution (see violations)",
-            )
+            message = "the static guard rejected the solution (see violations)"
+            return to_verdict(head, Failure(Status.VIOLATION, message, tuple(violations)), False)
         if self._spare is not None and stage != Stage.COMPILE:
             self._spare.prepare()  # the candidate process starts while the extension builds
         start = time.perf_counter()
         build = prebuilt or self.build(task, solution)
         seconds["build"] = time.perf_counter() - start
         if not build.ok and not self.has_gpu and _GPU_ONLY_HEADERS.search(build.log):
-            return Verdict(
-                **base,
-                status=Status.NO_GPU,
-                compiled=False,
-                correct=False,
-                message="compile-only check incomplete: the bindings include cuBLAS/cuDNN "
+            message = (
+                "compile-only check incomplete: the bindings include cuBLAS/cuDNN "
                 "headers, which this machine without a GPU toolkit lacks; correctness and timing "
-                f"need a CUDA GPU\n{build.log}",
+                f"need a CUDA GPU\n{build.log}"
             )
+            return to_verdict(head, Failure(Status.NO_GPU, message), False)
         if not build.ok:
-            return Verdict(
-                **base,
-                status=Status.COMPILE_ERROR,
-                compiled=False,
-                correct=False,
-                message=build.log,
-            )
+            return to_verdict(head, Failure(Status.COMPILE_ERROR, build.log), False)
         built = (
             f"compiled {len(build.compiled)} file(s), reused {len(build.reused)} from cache "
             f"in {seconds['build']:.1f} s"
         )
         if stage == Stage.COMPILE:
-            return Verdict(
-                **base,
-                status=Status.OK,
-                compiled=True,
-                correct=False,
-                message=f"{built}; verify checks correctness",
-            )
+            return to_verdict(head, Compiled(f"{built}; verify checks correctness"), True)
         if not self.has_gpu:
-            return Verdict(
-                **base,
-                status=Status.NO_GPU,
-                compiled=True,
-                correct=False,
-                message=f"{built} (compile-only: no GPU on this machine); correctness "
-                "and timing need a CUDA GPU",
+            message = (
+                f"{built} (compile-only: no GPU on this machine); correctness "
+                "and timing need a CUDA GPU"
             )
+            return to_verdict(head, Failure(Status.NO_GPU, message), True)
         if not build.linked or build.so_path is None:
-            return Verdict(
-                **base,
-                status=Status.COMPILE_ERROR,
-                compiled=False,
-                correct=False,
-                message="the extension was compiled but not linked: torch's CUDA "
-                "libraries were not found",
+            message = (
+                "the extension was compiled but not linked: torch's CUDA libraries were not found"
             )
-        return self._run(task, solution, build, stage, base)
+            return to_verdict(head, Failure(Status.COMPILE_ERROR, message), False)
+        return self._run(task, solution, build, stage, head, alone)
 
-    def _run(self, task, solution, build, stage, base) -> Verdict:
-        seconds = base["seconds"]
+    def _run(self, task, solution, build, stage, head: Head, alone: bool) -> Verdict:
+        """Load, verify and (at stage profile) time the candidate in a process of its own."""
+        seconds, trusted, config = head.seconds, self._trusted, self.config
         start = time.perf_counter()
-        ref = self._reference(task)
-        audit = self.audit(task)
+        ref = trusted.reference(task)
+        audit = trusted.audit(task)
         seconds["reference"] = time.perf_counter() - start
-        facts = {"degenerate": audit.degenerate, "input_distribution": audit.distribution}
+        facts = Facts(audit.degenerate, audit.distribution)
         cand = None
         try:
             start = time.perf_counter()
             cand = self._spare.take()
             workdir = cand.workdir
             (workdir / ENTRY).write_text(solution.files[ENTRY])
-            facts["checks"] = ["static", "dispatch"] + [k for k, on in cand.layers.items() if on]
+            layers = [k for k, on in cand.layers.items() if on]
+            facts = Facts(audit.degenerate, audit.distribution, ("static", "dispatch", *layers))
             seconds["child_start"] = time.perf_counter() - start  # the wait for a spare
             seconds.update({f"process_{k}": v for k, v in cand.startup_s.items()})  # its start
-            with self._gpu_shared():  # the candidate's GPU work never overlaps a timing
+            with trusted.gpu_shared():  # the candidate's GPU work never overlaps a timing
                 cand.request(
-                    "load",
-                    {
-                        "so_path": str(build.so_path),
-                        "entry_path": str(workdir / ENTRY),
-                        "init_inputs": ref.init_inputs,
-                        "state_dict": self._shared(ref.state_for_candidate),
-                    },
+                    Load(
+                        so_path=str(build.so_path),
+                        entry_path=str(workdir / ENTRY),
+                        init_inputs=ref.init_inputs,
+                        state_dict=trusted.shared(ref.state_for_candidate),
+                    )
                 )
                 seconds["child_load"] = time.perf_counter() - start - seconds["child_start"]
                 own = kernel_names(solution.files)
-                first = self._draw(ref, audit)
+                first = trusted.draw(ref, audit)
                 first_ref = ref(*first)
                 poison = 2 * nbytes(first_ref)
-                keep = self.config.warmup_calls if nbytes(first) + nbytes(first_ref) < 2**30 else 1
+                keep = config.warmup_calls if nbytes(first) + nbytes(first_ref) < 2**30 else 1
 
                 def verify_pairs():
                     yield first, first_ref
-                    for _ in range(self.config.verify_sets - 1):
-                        inputs = self._draw(ref, audit)
+                    for _ in range(config.verify_sets - 1):
+                        inputs = trusted.draw(ref, audit)
                         yield inputs, ref(*inputs)
 
                 mark = time.perf_counter()
                 failure, kept = check_outputs(
-                    cand,
-                    verify_pairs(),
-                    self.config.verify_sets,
-                    poison,
-                    own,
-                    self.config,
-                    "input set",
-                    keep,
+                    cand, verify_pairs(), config.verify_sets, poison, own, config, "input set", keep
                 )
             vsets, refs = [p[0] for p in kept], [p[1] for p in kept]
             seconds["verify_calls"] = time.perf_counter() - mark
             seconds["verify"] = time.perf_counter() - start
             if failure is not None:
-                return Verdict(**base, **facts, compiled=True, correct=False, **failure)
+                return to_verdict(head, failure, True, facts)
             if stage == Stage.VERIFY:
-                return Verdict(
-                    **base,
-                    **facts,
-                    status=Status.OK,
-                    compiled=True,
-                    correct=True,
-                    reward=milestone_reward(True, None, None),
-                    message=f"correct on {self.config.verify_sets} input sets "
-                    f"({audit.distribution} inputs); profile times it",
+                message = (
+                    f"correct on {config.verify_sets} input sets "
+                    f"({audit.distribution} inputs); profile times it"
                 )
+                return to_verdict(head, Correct(message), True, facts)
             start = time.perf_counter()
-            result = profile_candidate(
-                cand,
+            job = TimingJob(
                 ref,
-                lambda: self._draw(ref, audit),
-                vsets,
-                refs,
-                poison,
-                self.config,
-                self._compile_baseline(ref),
+                lambda: trusted.draw(ref, audit),
+                config,
                 self._device,
-                own_kernels=own,
+                cached=trusted.compile_baseline(ref),
+                candidate=CandidateRun(cand, vsets, refs, poison, own),
             )
+            result = profile_candidate(job)
             seconds["timing_lock_wait"] = result.lock_wait_s
-            with self._gpu_shared():
-                post = self._draw(ref, audit)
+            with trusted.gpu_shared():
+                post = trusted.draw(ref, audit)
                 failure, _ = check_outputs(
-                    cand,
-                    [(post, ref(*post))],
-                    1,
-                    poison,
-                    own,
-                    self.config,
-                    "input set after timing",
+                    cand, [(post, ref(*post))], 1, poison, own, config, "input set after timing"
                 )
             seconds["profile"] = time.perf_counter() - start
             if failure is None and result.failure is not None:
                 failure = result.failure
             if failure is not None:
-                return Verdict(**base, **facts, compiled=True, correct=False, **failure)
-            self._store_baseline(ref, audit, result)
-            return self._timed_verdict(base, facts, result)
+                return to_verdict(head, failure, True, facts)
+            trusted.store_baseline(ref, audit, result)
+            return to_verdict(head, _timed(result, audit.distribution), True, facts)
         except torch.cuda.OutOfMemoryError as err:
-            return Verdict(
-                **base,
-                **facts,
-                status=Status.HARNESS_ERROR,
-                compiled=True,
-                correct=False,
-                message=f"the harness ran out of GPU memory holding this task's inputs and "
-                f"reference outputs (not a verdict on the candidate; evaluate it again with "
-                f"fewer evaluations sharing the GPU): {str(err).splitlines()[0]}",
-            )
+            return to_verdict(head, harness_out_of_memory(err), True, facts)
         except CandidateFailure as err:
-            return self._candidate_failure(base, facts, err)
+            outcome: Outcome = blame_out_of_memory(err.failure, err.out_of_memory, alone)
+            return to_verdict(head, outcome, True, facts)
         finally:
             if cand is not None:
                 discard(cand)
             self._spare.prepare()  # the next round's process warms up while the caller thinks
-
-    def _candidate_failure(self, base: dict, facts: dict, err: CandidateFailure) -> Verdict:
-        status, message = err.status, err.message
-        if err.out_of_memory and status == Status.RUNTIME_ERROR:
-            if self._alone:
-                message = f"ran out of GPU memory with no other evaluation running: {message}"
-            else:
-                status = Status.HARNESS_ERROR
-                message = (
-                    "the candidate ran out of GPU memory while other evaluations shared the GPU "
-                    f"(not yet a verdict: it is tried again holding the GPU alone): {message}"
-                )
-        violations = [message.splitlines()[0]] if status == Status.VIOLATION else []
-        return Verdict(
-            **base,
-            **facts,
-            status=status,
-            compiled=True,
-            correct=False,
-            violations=violations,
-            message=message,
-        )
 
     def _new_candidate(self) -> CandidateProcess:
         workdir = self.config.cache_dir / "runs" / uuid.uuid4().hex
@@ -379,230 +288,17 @@ class Environment:
             self.config.child_memory_mb,
         )
 
-    def _timed_verdict(self, base, facts, r: ProfileResult) -> Verdict:
-        vs_eager = r.eager_ms / r.candidate_ms
-        vs_compile = r.compile_ms / r.candidate_ms
-        reward = milestone_reward(True, vs_eager, vs_compile)
-        return Verdict(
-            **base,
-            **facts,
-            status=Status.OK,
-            compiled=True,
-            correct=True,
-            eager_ms=r.eager_ms,
-            compile_ms=r.compile_ms,
-            candidate_ms=r.candidate_ms,
-            candidate_spread=r.candidate_spread,
-            speedup_vs_eager=vs_eager,
-            speedup_vs_compile=vs_compile,
-            reward=reward,
-            max_abs_error=r.max_abs_error,
-            timing_checks=r.timing_checks or {},
-            message=f"correct on every checked input set; timed {r.timed_calls} calls on "
-            f"a fresh input set each ({facts['input_distribution']} inputs"
-            + (
-                f"; {r.distinct_sets} set(s) in GPU memory, refilled between calls"
-                if r.distinct_sets < r.timed_calls
-                else ""
-            )
-            + ")",
+
+def _timed(r, distribution: str) -> Correct:
+    """The profile stage's outcome of a correct candidate timed as `r` says."""
+    return Correct(
+        f"correct on every checked input set; timed {r.timed_calls} calls on "
+        f"a fresh input set each ({distribution} inputs"
+        + (
+            f"; {r.distinct_sets} set(s) in GPU memory, refilled between calls"
+            if r.distinct_sets < r.timed_calls
+            else ""
         )
-
-    # ---- trusted state: references, audits, baselines ----
-
-    def _reference(self, task: Task) -> Reference:
-        ref = self._references.pop(task.hash, None)
-        if ref is None:
-            with self._gpu_shared():  # copies weights to the GPU: never beside a timing
-                ref = Reference(task, self._device)
-        self._references[task.hash] = ref
-        while len(self._references) > _REFERENCES_KEPT:
-            self._references.popitem(last=False)
-        return ref
-
-    def audit(self, task: Task) -> AuditRecord:
-        """The null-kernel battery's result for `task` (cached on disk)."""
-        self._need_gpu("the null-kernel audit")
-        cfg = self.config
-        path = (
-            cfg.cache_dir / "audit" / f"{task.hash}-{torch.__version__}-{cfg.atol}-{cfg.rtol}.json"
-        )
-        record = load_audit(path)
-        if record is None:
-            with self._gpu_shared():
-                record = run_battery(self._reference(task), self._device, cfg.atol, cfg.rtol)
-                torch.cuda.empty_cache()  # its sets and outputs: not held while others need room
-            save_json(path, record)
-        return record
-
-    def baselines(self, task: Task) -> BaselineRecord:
-        """Eager and torch.compile timings of `task` on this GPU (cached on disk)."""
-        self._need_gpu("timing baselines")
-        ref, audit = self._reference(task), self.audit(task)
-        cached = self._compile_baseline(ref)
-        if cached is not None:
-            return cached
-        draw = lambda: self._draw(ref, audit)  # noqa: E731
-        time_it = partial(
-            profile_candidate, None, ref, draw, [], [], 0, self.config, None, self._device,
-            release=self._release_gpu_memory,
-        )  # fmt: skip
-        try:
-            return self._store_baseline(ref, audit, self._alone_if_short(time_it))
-        finally:
-            self._release_gpu_memory()
-
-    def prepare_baselines(self, task: Task) -> float | None:
-        """All of `baselines` but the timing: the null-kernel audit and torch.compile's first
-        call; its seconds, or None when the baseline is cached already.
-
-        A sweep runs this over every task first, many workers side by side, and times after:
-        the first call (8–22 s for a level-3 model) holds the GPU's lock shared, so a timer waits
-        for every first call in flight, and the other workers for the timer. Once compiled, a
-        later compile of the same graph in any process is a cache hit (inductor's graphs,
-        triton's kernels and their tuned configurations), seconds at most; the cold cost is
-        kept on disk for the baseline record."""
-        self._need_gpu("timing baselines")
-        ref = self._reference(task)
-        if self._compile_baseline(ref) is not None:
-            return None
-        audit = self.audit(task)
-
-        def first_call():
-            with self._gpu_shared():
-                try:
-                    return ref.ensure_compiled(self._draw(ref, audit))
-                finally:
-                    self._release_gpu_memory()  # inside the section: see _alone_if_short
-
-        seconds = self._alone_if_short(first_call)
-        path = self._compile_cost_path(ref)
-        if not path.exists():
-            save_json(path, CompileCost(seconds=seconds))
-        return seconds
-
-    def _alone_if_short(self, work):
-        """`work()`; when it runs out of GPU memory, again holding the GPU's lock exclusively.
-
-        Workers sharing a GPU each free what a section cached before leaving it, so a process
-        holding the lock exclusively has the GPU's memory to itself but for weights and compiled
-        graphs. On the H200, eight workers compiling KernelBench's level-1 problems side by side
-        (inputs up to 8 GB, inductor's copies of them beside) ran out 42 times in 77."""
-        try:
-            return work()
-        except torch.cuda.OutOfMemoryError:
-            self._release_gpu_memory()
-            with gpu_lock(self._device, exclusive=True):
-                try:
-                    return work()
-                finally:
-                    self._release_gpu_memory()
-
-    def _compile_cost_path(self, ref: Reference) -> Path:
-        path = self._baseline_path(ref)
-        return path.parent / "first_call" / path.name
-
-    def _baseline_path(self, ref: Reference) -> Path:
-        return baseline_path(self.config.cache_dir, ref.task.hash, self.gpu_name, torch.__version__)
-
-    def _compile_baseline(self, ref: Reference) -> BaselineRecord | None:
-        return load_baseline(self._baseline_path(ref))
-
-    def _store_baseline(self, ref, audit, r: ProfileResult) -> BaselineRecord:
-        path = self._baseline_path(ref)
-        record = load_baseline(path)
-        if record is None:
-            record = BaselineRecord(
-                task=ref.task.name,
-                task_hash=ref.task.hash,
-                gpu=self.gpu_name,
-                torch_version=torch.__version__,
-                distribution=audit.distribution,
-                eager_ms=r.eager_ms,
-                eager_spread=r.eager_spread,
-                compile_ms=r.compile_ms,
-                compile_spread=r.compile_spread,
-                compile_first_call_s=self._first_call_s(ref, r),
-                timed_calls=r.timed_calls,
-                date=BaselineRecord.now(),
-                host_preemptions=r.host_preemptions,
-                timing_method=TIMING_METHOD,
-            )
-            save_json(path, record)
-        return record
-
-    def _first_call_s(self, ref: Reference, r: ProfileResult) -> float:
-        """torch.compile's first call as it costs without caches: as `prepare_baselines`
-        measured it where it ran first, else as the timing's own compile took it."""
-        try:
-            return CompileCost.model_validate_json(self._compile_cost_path(ref).read_text()).seconds
-        except (OSError, ValueError):
-            return r.compile_first_call_s
-
-    def _draw(self, ref: Reference, audit: AuditRecord) -> list:
-        with self._pool():
-            return draw_inputs(ref.program, audit.distribution, secret_seed(), self._device)
-
-    def _shared(self, make):
-        with self._pool():
-            return make()
-
-    def _pool(self):
-        """Tensors the candidate receives live in their own memory pool, so the CUDA IPC
-        mapping it gets cannot reach reference outputs stored in the same allocator segment."""
-        if not hasattr(torch.cuda, "MemPool"):
-            return nullcontext()
-        if self._mem_pool is None:
-            self._mem_pool = torch.cuda.MemPool()
-        return torch.cuda.use_mem_pool(self._mem_pool)
-
-    def _release_gpu_memory(self) -> None:
-        """Hand back what this evaluation's inputs, outputs and temporaries held.
-
-        Without it the allocator keeps the peak of the largest task reserved (KernelBench's
-        biggest level-1 problems peak at tens of GB) and the next task, or a second worker on the
-        same GPU, runs out. Blocks shared with a candidate that was killed before it let go of
-        them stay allocated until this process exits (CUDA IPC's documented behaviour)."""
-        if not self.has_gpu:
-            return
-        self._mem_pool = None  # a fresh pool next time: a private pool is freed only once unused
-        with self._gpu_shared():  # freeing remaps device memory: never beside a timing
-            torch.cuda.ipc_collect()
-            torch.cuda.empty_cache()
-
-    def _gpu_shared(self):
-        """GPU work other processes' timings must not overlap (see gpu_lock)."""
-        return gpu_lock(self._device, exclusive=False)
-
-    def _need_gpu(self, what: str) -> None:
-        if not self.has_gpu:
-            raise UserError(f"{what} needs a CUDA GPU; none is visible on this machine")
-
-
-def check_outputs(cand, pairs, count, poison, own_kernels, config, label, keep=1):
-    """Run the candidate on each (inputs, reference output) pair under the runtime guard, one set
-    at a time so that large tasks hold one set's outputs at once; (failure fields or None, the
-    first `keep` pairs)."""
-    kept = []
-    for i, (inputs, expected) in enumerate(pairs):
-        reply = cand.request(
-            "verify", {"sets": [inputs], "poison_bytes": poison, "profile_at": 0 if i == 0 else -1}
-        )
-        violations = sorted({v for t in reply["traces"] for v in judge_trace(t, own_kernels)})
-        if violations:
-            return {
-                "status": Status.VIOLATION,
-                "violations": violations,
-                "message": "the runtime guard caught PyTorch doing the work (see violations)",
-            }, kept
-        result = compare(expected, reply["outputs"][0], config.atol, config.rtol)
-        del reply
-        if not result.ok:
-            return {
-                "status": Status.MISMATCH,
-                "max_abs_error": result.max_abs_error,
-                "message": f"{label} {i + 1} of {count}: {result.reason}",
-            }, kept
-        if len(kept) < keep:
-            kept.append((inputs, expected))
-    return None, kept
+        + ")",
+        timing=r,
+    )

@@ -3,12 +3,12 @@ same run) and where the KernelBench reference and the caches live."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from cuda_agent.errors import UserError
+from cuda_agent.sandbox import default_cache_dir as sandbox_cache_dir
 from cuda_agent.synth.profiles import profile_for
 
 KERNELBENCH_FILE = "kernelbench_l1-l3.jsonl"
@@ -18,7 +18,8 @@ IDENTITY = ("seed", "device", "window_ms", "atol", "rtol", "ast_threshold", "com
 
 
 def default_cache_dir() -> Path:
-    return Path(os.environ.get("CUDA_AGENT_CACHE", Path.home() / ".cache" / "cuda-agent")) / "synth"
+    """Synthesis's folder in the project's cache (the sandbox's: CUDA_AGENT_CACHE)."""
+    return sandbox_cache_dir() / "synth"
 
 
 class SynthConfig(BaseModel):

@@ -16,8 +16,8 @@ Outputs can be gigabytes, and a worker sharing the GPU may use only its share of
 the inputs and outputs of the calls under comparison already resident. Comparing whole outputs in
 float64 would add several output-sized, doubled temporaries per comparison (enough to run out of
 memory on programs that themselves fit), so every comparison walks its outputs a piece of `_CHUNK`
-elements at a time, promoted to float64 per piece only; and an output is freed as soon as its last
-check is done.
+elements at a time (the sandbox's `tensor_pieces`, which its own comparison walks too), promoted
+to float64 per piece only; and an output is freed as soon as its last check is done.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import torch
 
-from cuda_agent.sandbox import rw_lock
+from cuda_agent.sandbox import rw_lock, tensor_pieces
 from cuda_agent.synth.program import build, load_program, make_inputs, seed_all, tensors_of
 
 # elements compared at once: torch.allclose on a piece promoted to float64 holds about 45 bytes of
@@ -284,23 +284,8 @@ def _check_outputs(a: list, b: list, deterministic: bool, cfg: FilterConfig) -> 
         raise Rejection("indistinguishable", "outputs for different inputs agree within tolerance")
 
 
-def _pieces(t: torch.Tensor) -> Iterator[torch.Tensor]:
-    """`t` flattened, as consecutive pieces of at most `_CHUNK` elements: views where its layout
-    allows, else copies of one piece at a time, never of the whole. Tensors of one shape are cut
-    at the same places, whatever their strides."""
-    if t.numel() <= _CHUNK or t.dim() <= 1:
-        yield from t.reshape(-1).split(_CHUNK)
-        return
-    rows = _CHUNK // t[0].numel()
-    if rows:
-        yield from (p.reshape(-1) for p in t.split(rows))
-    else:
-        for row in t:
-            yield from _pieces(row)
-
-
 def _paired(x: torch.Tensor, y: torch.Tensor) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    return zip(_pieces(x), _pieces(y), strict=True)
+    return zip(tensor_pieces(x, _CHUNK), tensor_pieces(y, _CHUNK), strict=True)
 
 
 def _allclose(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float) -> bool:
@@ -313,7 +298,7 @@ def _allclose(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float) -> boo
 
 def _near_zero(t: torch.Tensor, atol: float) -> bool:
     """`torch.allclose` to zeros of its shape: |t| <= atol everywhere (the rtol term vanishes)."""
-    return all(bool((p.double().abs() <= atol).all()) for p in _pieces(t))
+    return all(bool((p.double().abs() <= atol).all()) for p in tensor_pieces(t, _CHUNK))
 
 
 def _equal(x: torch.Tensor, y: torch.Tensor) -> bool:
@@ -322,7 +307,9 @@ def _equal(x: torch.Tensor, y: torch.Tensor) -> bool:
 
 def _finite(t: torch.Tensor) -> bool:
     """No NaN or Inf (an integer or bool tensor has none)."""
-    return not t.dtype.is_floating_point or all(bool(torch.isfinite(p).all()) for p in _pieces(t))
+    return not t.dtype.is_floating_point or all(
+        bool(torch.isfinite(p).all()) for p in tensor_pieces(t, _CHUNK)
+    )
 
 
 def _time(model, inputs, cfg: FilterConfig, window: tuple[float, float] | None = None) -> float:

@@ -1,0 +1,1 @@
+"""Building a Solution into an extension module: toolchain, compiler runs, cache."""

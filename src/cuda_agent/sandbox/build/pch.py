@@ -1,0 +1,61 @@
+"""The precompiled torch header: <torch/extension.h> parsed once per host toolchain.
+
+Every binding (kernels/*_binding.cpp) includes torch's headers, whose parse dominates a binding's
+compile; with the header precompiled, a one-kernel edit rebuilds in seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from cuda_agent.sandbox.build.compiler import locked, run_compiler
+from cuda_agent.sandbox.build.compiler_output import trim_compiler_output
+from cuda_agent.sandbox.build.toolchain import Toolchain
+
+PCH_HEADER = "torch_extension.h"  # what -include names: a sentinel that fails when read as text
+PCH_UNUSED = "cuda-agent: the precompiled header was not used"
+
+
+def ensure_pch(toolchain: Toolchain, cache_dir: str | Path, timeout_s: float = 900) -> Path | None:
+    """The header to pass with `-include` so that <torch/extension.h> comes precompiled; built
+    once per host toolchain under a lock and checked to load. None where that failed.
+
+    The .gch sits next to a sentinel header that is an #error: if gcc ever skipped the .gch
+    (other flags, a moved file), the compile fails loudly and the build retries without it,
+    instead of silently paying for the full headers."""
+    folder = Path(cache_dir) / "pch" / toolchain.host_key()
+    header, ready, failed = folder / PCH_HEADER, folder / "ready", folder / "failed"
+    if ready.exists() or failed.exists():
+        return header if ready.exists() else None
+    folder.mkdir(parents=True, exist_ok=True)
+    with locked(folder / "lock"):
+        if ready.exists() or failed.exists():
+            return header if ready.exists() else None
+        deadline = time.monotonic() + timeout_s
+        flags = [toolchain.cxx, *toolchain.host_flags()]
+        (folder / "pch_source.h").write_text("#include <torch/extension.h>\n")
+        tmp = folder / f".{PCH_HEADER}.{os.getpid()}.gch"
+        proc = run_compiler(
+            [*flags, "-x", "c++-header", "pch_source.h", "-o", tmp.name], folder, deadline
+        )
+        if proc.returncode == 0:
+            os.replace(tmp, folder / f"{PCH_HEADER}.gch")
+            header.write_text(f'#error "{PCH_UNUSED}"\n')
+            probe = ["-include", str(header), "-Winvalid-pch", "-fsyntax-only", "-x", "c++"]
+            proc = run_compiler([*flags, *probe, os.devnull], folder, deadline)
+        tmp.unlink(missing_ok=True)
+        if proc.returncode == 0 and not proc.output.strip():
+            ready.write_text(toolchain.host_key())
+            return header
+        (folder / f"{PCH_HEADER}.gch").unlink(missing_ok=True)
+        if not proc.timed_out:  # a timeout may pass on a quieter machine; other failures not
+            failed.write_text(trim_compiler_output(proc.output, folder) or "no compiler output")
+        return None
+
+
+def pch_note(tc: Toolchain, cache: Path) -> str:
+    failed = cache / "pch" / tc.host_key() / "failed"
+    why = failed.read_text().strip() if failed.exists() else "it could not be built in time"
+    return f"the precompiled torch header is unavailable, bindings compiled without it: {why}"

@@ -1,0 +1,115 @@
+"""The null-kernel battery: can the check tell the reference from a trivial output?
+
+Run once per task (and torch version, tolerance), cached. For each input distribution in turn it
+draws a few sets, computes the reference, and tries trivial answers: zeros, ones, a constant
+(the first set's mean), each set's own mean, the previous set's output (what a stale buffer
+holds), and each input passed through. The
+first distribution under which the reference is finite and no trivial answer passes is the one
+verdicts are checked on; if there is none, the task is degenerate.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from pydantic import BaseModel
+
+from cuda_agent.sandbox.check.compare import as_tensors, compare
+from cuda_agent.sandbox.check.inputs import DISTRIBUTIONS, draw_inputs, secret_seed
+
+
+class AuditRecord(BaseModel):
+    task: str
+    task_hash: str
+    torch_version: str
+    atol: float
+    rtol: float
+    distribution: str  # the one verdicts use
+    degenerate: bool
+    passing: dict[str, list[str]]  # distribution -> trivial answers that pass under it
+    nonfinite: list[str]  # distributions under which the reference is not finite
+
+    @property
+    def redrawn(self) -> bool:
+        return self.distribution != "task"
+
+
+def run_battery(reference, device, atol: float, rtol: float, sets: int = 3) -> AuditRecord:
+    passing: dict[str, list[str]] = {}
+    nonfinite: list[str] = []
+    chosen = None
+    for dist in DISTRIBUTIONS:
+        survivors = _battery(reference, dist, device, atol, rtol, sets)
+        if survivors is None:
+            nonfinite.append(dist)
+            continue
+        passing[dist] = survivors
+        if not survivors:
+            chosen = dist
+            break
+    degenerate = chosen is None
+    if degenerate:
+        chosen = next((d for d in DISTRIBUTIONS if d not in nonfinite), DISTRIBUTIONS[0])
+    return AuditRecord(
+        task=reference.task.name,
+        task_hash=reference.task.hash,
+        torch_version=torch.__version__,
+        atol=atol,
+        rtol=rtol,
+        distribution=chosen,
+        degenerate=degenerate,
+        passing=passing,
+        nonfinite=nonfinite,
+    )
+
+
+def _battery(reference, dist, device, atol, rtol, sets) -> list[str] | None:
+    """The trivial answers that pass on every one of `sets` input sets drawn from `dist` (None
+    where the reference is not finite). One set is held at a time, with the previous set's
+    output (the stale-buffer answer), so a task with multi-GB outputs fits beside the reference."""
+    alive: dict[str, bool] = {}
+    previous, first_mean = None, None
+    for _ in range(sets):
+        inputs = draw_inputs(reference.program, dist, secret_seed(), device)
+        outputs = as_tensors(reference(*inputs))
+        if not all(bool(torch.isfinite(t).all()) for t in outputs if t.is_floating_point()):
+            return None
+        if first_mean is None:
+            first_mean = _mean(outputs)
+        for name, fake in _trivial_answers(inputs, outputs, previous, first_mean):
+            if alive.get(name, True):
+                alive[name] = compare(outputs, fake, atol, rtol).ok
+            del fake
+        previous = outputs
+        del inputs
+    return [name for name, ok in alive.items() if ok]
+
+
+def _mean(tensors: list[torch.Tensor]) -> float:
+    floats = [t for t in tensors if t.is_floating_point()]
+    count = sum(t.numel() for t in floats)
+    return sum(float(t.sum(dtype=torch.float64)) for t in floats) / count if count else 0.0
+
+
+def _trivial_answers(inputs: list, outputs: list[torch.Tensor], previous, first_mean: float):
+    """(name, fake output) for one input set; `previous` is the last set's output or None."""
+    yield "zeros", [torch.zeros_like(t) for t in outputs]
+    yield "ones", [torch.ones_like(t) for t in outputs]
+    yield "constant", [torch.full_like(t, first_mean) for t in outputs]
+    yield "per-set constant", [torch.full_like(t, _mean([t])) for t in outputs]
+    if previous is not None:
+        yield "another set's output", previous
+    if len(outputs) == 1:
+        out = outputs[0]
+        for k, x in enumerate(inputs):
+            if isinstance(x, torch.Tensor) and x.shape == out.shape and x.dtype == out.dtype:
+                yield f"input {k} itself", [x]
+
+
+def load_audit(path: Path) -> AuditRecord | None:
+    try:
+        return AuditRecord.model_validate(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,48 @@
+"""Verification: the candidate's outputs on fresh input sets, under the runtime guard."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from cuda_agent.sandbox.check.compare import compare
+from cuda_agent.sandbox.config import EnvConfig
+from cuda_agent.sandbox.guard.runtime import judge_trace
+from cuda_agent.sandbox.outcome import Failure
+from cuda_agent.sandbox.process.messages import Verify
+from cuda_agent.sandbox.verdict import Status
+
+
+def check_outputs(
+    cand,
+    pairs: Iterable[tuple[list, object]],
+    count: int,
+    poison: int,
+    own_kernels: set[str],
+    config: EnvConfig,
+    label: str,
+    keep: int = 1,
+) -> tuple[Failure | None, list]:
+    """Run the candidate on each (inputs, reference output) pair under the runtime guard, one set
+    at a time so that large tasks hold one set's outputs at once; (the Failure or None, the
+    first `keep` pairs). The first set's forward is profiled too: its kernels are judged."""
+    kept = []
+    for i, (inputs, expected) in enumerate(pairs):
+        reply = cand.request(Verify([inputs], poison_bytes=poison, profile_at=0 if i == 0 else -1))
+        violations = sorted({v for t in reply.traces for v in judge_trace(t, own_kernels)})
+        if violations:
+            return Failure(
+                Status.VIOLATION,
+                "the runtime guard caught PyTorch doing the work (see violations)",
+                violations=tuple(violations),
+            ), kept
+        result = compare(expected, reply.outputs[0], config.atol, config.rtol)
+        del reply
+        if not result.ok:
+            return Failure(
+                Status.MISMATCH,
+                f"{label} {i + 1} of {count}: {result.reason}",
+                max_abs_error=result.max_abs_error,
+            ), kept
+        if len(kept) < keep:
+            kept.append((inputs, expected))
+    return None, kept

@@ -1,0 +1,120 @@
+"""The runtime guard: what the candidate's forward really ran, and whether that is allowed.
+
+In the child, `trace_forward` runs one forward under a TorchDispatchMode (which sees every aten op
+the call dispatches, whether Python or the extension's C++ called it) and, optionally, under the
+profiler (which sees every GPU kernel, including ATen's own kernels called around the
+dispatcher). In the parent, `judge_trace` turns the trace into violations.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from cuda_agent.sandbox.timing.call import synchronize
+
+# aten ops a candidate may dispatch: allocation, views, metadata. Everything else is compute.
+ALLOWED_OPS = frozenset(
+    "aten::" + name
+    for name in (
+        "empty empty_strided empty_like new_empty new_empty_strided zeros zeros_like new_zeros "
+        "zero_ fill_ resize_ view _unsafe_view _reshape_alias as_strided t transpose permute "
+        "unsqueeze squeeze expand select slice split split_with_sizes unbind chunk narrow alias "
+        "detach lift_fresh diagonal unfold view_as_real view_as_complex _local_scalar_dense "
+        "sym_size sym_stride sym_numel sym_storage_offset is_contiguous set_ record_stream"
+    ).split()
+)
+# GPU kernels that mean PyTorch did the work (fills behind torch.zeros are allocation).
+_TORCH_KERNEL = re.compile(r"at::native::|at::cuda::|\btriton_|_kernel_triton|^triton")
+_FILL_KERNEL = re.compile(r"FillFunctor|fill_kernel")
+_LIBRARY_KERNEL = re.compile(r"gemm|xmma|nvjet|cutlass|cudnn|conv|winograd|implicit", re.I)
+_GLOBAL_FN = re.compile(
+    r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:static\s+|inline\s+)*void\s+"
+    r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)"
+)
+
+
+@dataclass
+class Trace:
+    ops: Counter = field(default_factory=Counter)
+    kernels: list[str] | None = None  # None: the profiler was not run or not available
+
+
+class _OpRecorder(TorchDispatchMode):
+    def __init__(self, ops: Counter):
+        super().__init__()
+        self.ops = ops
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops[func._schema.name] += 1
+        return func(*args, **(kwargs or {}))
+
+
+def trace_forward(fn, inputs: list, with_kernels: bool):
+    """(output, Trace) of one call, recorded at the dispatcher and (optionally) the profiler."""
+    trace = Trace()
+    if with_kernels:
+        try:
+            from torch.profiler import ProfilerActivity, profile
+
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                with _OpRecorder(trace.ops):
+                    out = fn(*inputs)
+                synchronize()
+            trace.kernels = [
+                e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
+            ]
+            return out, trace
+        except RuntimeError:
+            trace.ops.clear()  # the profiler is unavailable here; trace at the dispatcher alone
+    with _OpRecorder(trace.ops):
+        out = fn(*inputs)
+    synchronize()
+    return out, trace
+
+
+def kernel_names(sources: dict[str, str]) -> set[str]:
+    """Names of the __global__ functions the solution's .cu files define."""
+    return {
+        m
+        for path, text in sources.items()
+        if path.endswith((".cu", ".cuh"))
+        for m in _GLOBAL_FN.findall(text)
+    }
+
+
+def judge_trace(trace: Trace, own_kernels: set[str]) -> list[str]:
+    """Violations: forbidden aten ops; PyTorch's kernels; none of the extension's own kernels."""
+    violations = [
+        f"forward dispatched {op} ({n}x): PyTorch computed part of the result; do that work in "
+        "a kernel (only allocation, views and metadata may go through PyTorch)"
+        for op, n in sorted(trace.ops.items())
+        if op not in ALLOWED_OPS
+    ]
+    if trace.kernels is None:
+        return violations
+    torch_kernels = sorted(
+        {k for k in trace.kernels if _TORCH_KERNEL.search(k) and not _FILL_KERNEL.search(k)}
+    )
+    violations += [
+        f"forward launched PyTorch's kernel {_short(k)}: PyTorch did the work"
+        for k in torch_kernels
+    ]
+    ran_own = any(any(name in k for name in own_kernels) for k in trace.kernels)
+    ran_library = any(
+        _LIBRARY_KERNEL.search(k) for k in trace.kernels if not _TORCH_KERNEL.search(k)
+    )
+    if not ran_own and not ran_library:
+        violations.append(
+            "none of the extension's kernels ran during forward "
+            f"(kernels seen: {', '.join(_short(k) for k in trace.kernels[:5]) or 'none'})"
+        )
+    return violations
+
+
+def _short(name: str, keep: int = 80) -> str:
+    return name if len(name) <= keep else name[: keep - 1] + "…"

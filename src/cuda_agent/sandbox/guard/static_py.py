@@ -1,0 +1,459 @@
+"""Static rules for a solution's Python (model_new.py), read by AST.
+
+Deny by default: every `torch.*` name is PyTorch compute unless it is on the allow-list in
+rules.py (allocation, dtypes, types, metadata). Names are resolved through import and
+assignment aliases (`F = torch.nn.functional`, `from torch.nn.functional import gelu as g`), and
+a reference that is not a call counts too (`self.act = F.gelu`). Tensor operators and methods are
+judged on what the reader can tell is a tensor: forward's parameters, allocations, extension
+outputs, parameters and buffers, and names assigned from them; the rest is left to the runtime.
+
+`__init__` is treated apart: it builds parameters and buffers and never sees an input, so it may
+construct nn modules as parameter holders and call torch functions (a causal mask, an init);
+storing a torch function for later, or calling a held module in forward, is refused.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from cuda_agent.sandbox.guard.rules import (
+    ALLOCATION,
+    ALLOWED_DUNDER_ATTRS,
+    ALLOWED_DUNDER_METHODS,
+    ALLOWED_DUNDER_NAMES,
+    ALLOWED_REGISTER,
+    ALLOWED_TORCH,
+    COMPUTE,
+    COMPUTE_METHODS,
+    FORBIDDEN_BUILTINS,
+    HOLDER_TENSORS,
+    IMPORT_REASONS,
+    MESSAGES,
+    PY_COMMON_METHODS,
+    SYMBOLS,
+    TENSOR_BUILTINS,
+    TENSOR_RETURNING,
+    TORCH_CATEGORIES,
+    TORCH_MODULES,
+    VIEW_PROPERTIES,
+)
+
+
+def check_python(path: str, text: str, allowed_imports: frozenset[str]) -> list[str]:
+    """One line per violation in the Python source `path`."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as err:
+        return [f"{path}:{err.lineno}: does not parse ({err.msg}); fix the syntax"]
+    checker = _Checker(tree, allowed_imports)
+    checker.visit(tree)
+    model_new = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelNew"]
+    if model_new and not checker.uses_extension:
+        checker.flag(model_new[0], "no_extension")
+    unique = dict.fromkeys(checker.found)
+    return [f"{path}:{line}: {msg}" for line, msg in sorted(unique, key=lambda f: f[0])]
+
+
+@dataclass
+class _ClassInfo:
+    methods: set[str] = field(default_factory=set)
+    tensors: set[str] = field(default_factory=set)  # self.X holding a tensor
+    holders: dict[str, str] = field(default_factory=dict)  # self.X = nn.Linear(...)
+
+
+class _Checker(ast.NodeVisitor):
+    def __init__(self, tree: ast.Module, allowed_imports: frozenset[str]):
+        self.allowed_imports = allowed_imports
+        self.found: list[tuple[int, str]] = []
+        nodes = list(ast.walk(tree))
+        self.parent = {c: p for p in nodes for c in ast.iter_child_nodes(p)}
+        self.bound = _bound_names(nodes)
+        self.aliases: dict[str, str] = {}
+        self._collect_aliases(nodes)
+        self.local_classes = {n.name for n in nodes if isinstance(n, ast.ClassDef)}
+        self.cls: _ClassInfo | None = None
+        self.in_init = False
+        self.tensors: set[str] = set()
+        self.uses_extension = False
+
+    def flag(self, node: ast.AST, rule: str, **fields: str) -> None:
+        self.found.append((getattr(node, "lineno", 1), MESSAGES[rule].format(**fields)))
+
+    # ---- names: aliases and resolution to qualified names
+
+    def _collect_aliases(self, nodes: list[ast.AST]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    root = a.name.split(".")[0]
+                    self.aliases[a.asname or root] = a.name if a.asname else root
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for a in node.names:
+                    self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+        assigns = [n for n in nodes if isinstance(n, ast.Assign)]
+        for _ in range(3):  # alias chains: t = torch; F = t.nn.functional; g = F.gelu
+            for node in assigns:
+                target = self.resolve(node.value)
+                for t in node.targets:
+                    if target and isinstance(t, ast.Name):
+                        self.aliases[t.id] = target
+
+    def resolve(self, node: ast.AST | None) -> str | None:
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    @staticmethod
+    def torch_rule(q: str) -> tuple[str, str, str] | None:
+        """(category, what it is, what to do) for a torch name that is refused; None if allowed."""
+        parts = q.split(".")
+        if q in ALLOWED_TORCH or (parts[:2] == ["torch", "Tensor"] and len(parts) == 3):
+            if q in ALLOWED_TORCH or parts[2] not in COMPUTE_METHODS:
+                return None
+            return ("compute", "a PyTorch tensor method", COMPUTE[2])
+        if parts[:2] == ["torch", "nn"] and len(parts) == 3 and parts[2][:1].isupper():
+            return ("nn", "", "")
+        for prefixes, what, fix in TORCH_CATEGORIES:
+            for p in prefixes.split():
+                if q == p or q.startswith(p + ".") or (p.endswith("_") and q.startswith(p)):
+                    return ("other", what, fix)
+        return COMPUTE
+
+    def _check_reference(self, node: ast.AST, q: str) -> None:
+        root = q.split(".")[0]
+        self.uses_extension |= root == "cuda_extension"
+        if root != "torch":
+            return
+        parent = self.parent.get(node)
+        if q in TORCH_MODULES:
+            alias = isinstance(parent, ast.Assign) and parent.value is node
+            if not (alias and all(isinstance(t, ast.Name) for t in parent.targets)):
+                self.flag(node, "module_value", q=q)
+            return
+        rule = self.torch_rule(q)
+        called = isinstance(parent, ast.Call) and parent.func is node
+        if rule is None or (rule[0] in ("compute", "nn") and self.in_init and called):
+            return
+        if rule[0] == "nn":
+            self.flag(node, "nn_outside_init", q=q)
+        else:
+            verb = "calls" if called else "uses"
+            self.flag(node, "torch", verb=verb, q=q, what=rule[1], fix=rule[2])
+
+    # ---- tensors: what the reader can tell holds one
+
+    def is_tensor(self, node: ast.AST | None) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in self.tensors
+        if isinstance(node, ast.Attribute):
+            base, cls = node.value, self.cls
+            if _is_self(base):
+                return bool(cls) and node.attr in cls.tensors
+            if _is_self(getattr(base, "value", None)) and cls and base.attr in cls.holders:
+                return node.attr in HOLDER_TENSORS
+            return node.attr in VIEW_PROPERTIES and self.is_tensor(base)
+        if isinstance(node, ast.Subscript | ast.Starred):
+            return self.is_tensor(node.value)
+        if isinstance(node, ast.Call):
+            q, func = self.resolve(node.func), node.func
+            if q:
+                rule = self.torch_rule(q) if q.startswith("torch.") else None
+                compute = rule is not None and rule[0] == "compute"
+                return q.startswith("cuda_extension.") or q in ALLOCATION or compute
+            return isinstance(func, ast.Attribute) and self.is_tensor(func.value) and (
+                func.attr in TENSOR_RETURNING or func.attr in COMPUTE_METHODS
+            )  # fmt: skip
+        if isinstance(node, ast.BinOp):
+            return self.is_tensor(node.left) or self.is_tensor(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return self.is_tensor(node.operand)
+        if isinstance(node, ast.IfExp):
+            return self.is_tensor(node.body) or self.is_tensor(node.orelse)
+        if isinstance(node, ast.Compare) and not all(
+            isinstance(o, ast.Is | ast.IsNot) for o in node.ops
+        ):
+            return any(self.is_tensor(x) for x in (node.left, *node.comparators))
+        return False
+
+    # ---- scopes
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if node.name == "Model":
+            self.flag(node, "define_model")
+        for base in node.bases:
+            local = isinstance(base, ast.Name) and base.id in self.local_classes | {"object"}
+            if not (local or self.resolve(base) == "torch.nn.Module" or _is_name(base, "Model")):
+                self.flag(base, "base", cls=node.name, base=ast.unparse(base))
+        if node.keywords:
+            self.flag(node, "keywords", cls=node.name)
+        info = _ClassInfo()
+        for item in node.body:
+            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                info.methods.add(item.name)
+                if _is_dunder(item.name) and item.name not in ALLOWED_DUNDER_METHODS:
+                    self.flag(item, "dunder_method", name=item.name)
+                if item.name == "__init__":
+                    self._collect_init(item, info)
+        outer, self.cls = self.cls, info
+        self.generic_visit(node)
+        self.cls = outer
+
+    def _collect_init(self, init: ast.FunctionDef | ast.AsyncFunctionDef, info: _ClassInfo) -> None:
+        """self.X = torch.*(...) holds a tensor; self.X = nn.Linear(...) holds a module."""
+        for node in ast.walk(init):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                q = self.resolve(node.value.func) or ""
+                rule = self.torch_rule(q) if q.startswith("torch.") else None
+                for t in node.targets:
+                    if not (isinstance(t, ast.Attribute) and _is_self(t.value) and q):
+                        continue
+                    if rule and rule[0] == "nn" and q != "torch.nn.Parameter":
+                        info.holders[t.attr] = q
+                    elif q.startswith("torch."):
+                        info.tensors.add(t.attr)
+            elif isinstance(node, ast.Call) and _attr(node.func) in _REGISTER_TENSOR and node.args:
+                if isinstance(node.args[0], ast.Constant):
+                    info.tensors.add(str(node.args[0].value))
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        saved = (self.in_init, self.tensors)
+        method = isinstance(self.parent.get(node), ast.ClassDef)
+        self.in_init = self.in_init or (method and node.name == "__init__")
+        self.tensors = set() if self.in_init else self._tensor_names(node)
+        self.generic_visit(node)
+        self.in_init, self.tensors = saved
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _tensor_names(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+        """Parameters (unless annotated or defaulted as scalars) and names assigned from them."""
+        args = fn.args.posonlyargs + fn.args.args
+        defaults = [None] * (len(args) - len(fn.args.defaults)) + fn.args.defaults
+        pairs = list(zip(args, defaults, strict=True))
+        pairs += list(zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True))
+        self.tensors = {
+            a.arg
+            for a, default in pairs
+            if a.arg not in ("self", "cls")
+            and (a.annotation is None or "Tensor" in ast.unparse(a.annotation))
+            and not (isinstance(default, ast.Constant) and default.value is not None)
+        }
+        flow = [
+            n
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Assign | ast.AnnAssign | ast.NamedExpr | ast.For)
+        ]
+        for _ in range(2):
+            for node in flow:
+                if isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr) and node.value:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    self._mark(targets, node.value)
+                elif isinstance(node, ast.For) and self.is_tensor(node.iter):
+                    self._mark([node.target], node.iter)
+        return self.tensors
+
+    def _mark(self, targets: list[ast.expr], value: ast.expr) -> None:
+        func = value.func if isinstance(value, ast.Call) else None
+        pieces = isinstance(func, ast.Attribute) and func.attr in ("split", "chunk", "unbind")
+        pieces = pieces and self.is_tensor(func.value)
+        for t in targets:
+            if isinstance(t, ast.Name) and (self.is_tensor(value) or pieces):
+                self.tensors.add(t.id)
+            elif isinstance(t, ast.Tuple | ast.List):
+                values = value.elts if isinstance(value, ast.Tuple | ast.List) else []
+                for k, elt in enumerate(t.elts):
+                    known = k < len(values) and self.is_tensor(values[k])
+                    if isinstance(elt, ast.Name) and (pieces or known):
+                        self.tensors.add(elt.id)
+
+    # ---- imports
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            self._check_module(node, a.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            self.flag(node, "relative")
+            return
+        module = node.module or ""
+        self._check_module(node, module)
+        for a in node.names:
+            q = f"{module}.{a.name}"
+            rule = self.torch_rule(q) if module.split(".")[0] == "torch" else None
+            if a.name == "*":
+                self.flag(node, "star", module=module)
+            elif a.name == "Model":
+                self.flag(node, "model")
+            elif rule and rule[0] != "nn" and q not in TORCH_MODULES:
+                self.flag(node, "imports_torch", q=q, what=rule[1], fix=rule[2])
+
+    def _check_module(self, node: ast.AST, name: str) -> None:
+        if name in self.allowed_imports:
+            return
+        reason = IMPORT_REASONS.get(name) or IMPORT_REASONS.get(name.split(".")[0])
+        allowed = ", ".join(sorted(self.allowed_imports - {"__future__"}))
+        self.flag(node, "import", name=name, why=f" ({reason})" if reason else "", allowed=allowed)
+
+    # ---- references
+
+    def visit_Name(self, node: ast.Name) -> None:
+        name = node.id
+        if name == "Model":
+            self.flag(node, "model")
+        elif name in FORBIDDEN_BUILTINS and (name not in self.bound or name == "__import__"):
+            what, fix = FORBIDDEN_BUILTINS[name]
+            self.flag(node, "builtin", name=name, what=what, fix=fix)
+        elif _is_dunder(name) and name not in ALLOWED_DUNDER_NAMES:
+            self.flag(node, "dunder", name=name)
+        self._maybe_reference(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr == "Model":
+            self.flag(node, "model")
+        elif _is_dunder(node.attr) and (
+            node.attr not in ALLOWED_DUNDER_ATTRS or not isinstance(node.ctx, ast.Load)
+        ):
+            self.flag(node, "dunder", name=f".{node.attr}")
+        self._maybe_reference(node)
+        self.generic_visit(node)
+
+    def _maybe_reference(self, node: ast.Name | ast.Attribute) -> None:
+        parent = self.parent.get(node)
+        if not isinstance(node.ctx, ast.Load) or (
+            isinstance(parent, ast.Attribute) and parent.value is node
+        ):
+            return  # a target (see _check_targets), or part of a longer name judged whole
+        q = self.resolve(node)
+        if q:
+            self._check_reference(node, q)
+
+    # ---- calls, operators, indexing
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute) and self.resolve(func.value) is None:
+            self._method_call(func)
+        elif (
+            isinstance(func, ast.Name)
+            and func.id in TENSOR_BUILTINS
+            and func.id not in self.bound
+            and not self.in_init
+            and any(self.is_tensor(a) for a in node.args)
+        ):
+            self.flag(node, "builtin_on_tensor", name=func.id)
+        self.generic_visit(node)
+
+    def _method_call(self, func: ast.Attribute) -> None:
+        name, recv, cls = func.attr, func.value, self.cls
+        if name.startswith("register_") and name not in ALLOWED_REGISTER:
+            self.flag(func, "hook", name=name)
+        if self.in_init or _is_dunder(name):
+            return
+        if _is_self(recv) and cls and name in cls.holders:
+            self.flag(func, "held_module", name=name, q=cls.holders[name])
+        elif (_is_self(recv) and cls and name in cls.methods) or _is_super_call(recv):
+            return
+        elif name in COMPUTE_METHODS and (name not in PY_COMMON_METHODS or self.is_tensor(recv)):
+            self.flag(func, "method", name=name)
+        elif name.startswith("_") and not _is_self(recv):
+            self.flag(func, "private", name=name)
+
+    def _operator(self, node: ast.AST, op: ast.AST, operands: list[ast.expr]) -> None:
+        if self.in_init:
+            return
+        if isinstance(op, ast.MatMult):
+            self.flag(node, "matmul")
+        elif any(self.is_tensor(x) for x in operands):
+            self.flag(node, "operator", symbol=SYMBOLS.get(type(op), type(op).__name__))
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        self._operator(node, node.op, [node.left, node.right])
+        self.generic_visit(node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
+        self._operator(node, node.op, [node.operand])
+        self.generic_visit(node)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        self._operator(node, ast.Not(), node.values)
+        self.generic_visit(node)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        identity = all(isinstance(op, ast.Is | ast.IsNot) for op in node.ops)
+        operands = [node.left, *node.comparators]
+        if not (identity or self.in_init) and any(self.is_tensor(x) for x in operands):
+            self.flag(node, "compare")
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if not self.in_init and self.is_tensor(node.value):
+            if not isinstance(node.ctx, ast.Load):
+                self.flag(node, "slice_write")
+            elif any(self.is_tensor(i) for i in index):
+                self.flag(node, "tensor_index")
+        self.generic_visit(node)
+
+    # ---- assignments: monkey-patching
+
+    def _visit_targets(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete) -> None:
+        targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+        self._check_targets(targets, "deletes" if isinstance(node, ast.Delete) else "assigns to")
+        if isinstance(node, ast.AugAssign):
+            self._operator(node, node.op, [node.target, node.value])
+        self.generic_visit(node)
+
+    visit_Assign = visit_AugAssign = visit_AnnAssign = visit_Delete = _visit_targets
+
+    def _check_targets(self, targets: list[ast.expr], verb: str) -> None:
+        for target in targets:
+            if isinstance(target, ast.Tuple | ast.List):
+                self._check_targets(list(target.elts), verb)
+                continue
+            root = target
+            while isinstance(root, ast.Attribute | ast.Subscript):
+                root = root.value
+            if root is not target and isinstance(root, ast.Name) and root.id in self.aliases:
+                self.flag(target, "patch", verb=verb, target=ast.unparse(target))
+
+
+_REGISTER_TENSOR = ("register_buffer", "register_parameter")
+
+
+def _attr(node: ast.AST) -> str | None:
+    return node.attr if isinstance(node, ast.Attribute) else None
+
+
+def _is_self(node: ast.AST | None) -> bool:
+    return _is_name(node, "self")
+
+
+def _is_name(node: ast.AST | None, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _is_super_call(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and _is_name(node.func, "super")
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _bound_names(nodes: list[ast.AST]) -> set[str]:
+    """Every name the file binds (arguments, assignments, loops, definitions), so a parameter
+    called `input` is not taken for the builtin."""
+    names: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+    return names

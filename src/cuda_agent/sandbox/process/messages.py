@@ -1,0 +1,170 @@
+"""What the parent and a candidate's process say to each other: one request type per command,
+one answer type per request, errors typed.
+
+They travel pickled over the pipe; tensors inside them travel over CUDA IPC (torch's reductions),
+so an input set handed over is the parent's own memory, never a copy the candidate could keep.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from cuda_agent.sandbox.timing.call import CallTime
+from cuda_agent.sandbox.verdict import Status
+
+# ---- requests (parent -> child) ----
+
+
+@dataclass(frozen=True)
+class Load:
+    """Import the extension and model_new.py; build ModelNew(*init_inputs) with Model's state."""
+
+    command: ClassVar[str] = "load"
+    so_path: str
+    entry_path: str
+    init_inputs: list
+    state_dict: dict
+
+
+@dataclass(frozen=True)
+class Verify:
+    """One forward per input set under the runtime guard; the GPU kernels too on set
+    `profile_at` (-1: on none)."""
+
+    command: ClassVar[str] = "verify"
+    sets: list
+    poison_bytes: int
+    profile_at: int
+
+
+@dataclass(frozen=True)
+class StoreSets:
+    """Keep these input sets (the timing's, then the staging set) for the calls that follow."""
+
+    command: ClassVar[str] = "store_sets"
+    sets: list
+
+
+@dataclass(frozen=True)
+class Warmup:
+    """Untimed forwards on these sets."""
+
+    command: ClassVar[str] = "warmup"
+    sets: list
+
+
+@dataclass(frozen=True)
+class DropOutput:
+    """Free the last timed output, outside the call and ping the parent's clock compares."""
+
+    command: ClassVar[str] = "drop_output"
+
+
+@dataclass(frozen=True)
+class Ping:
+    """A timed call of the harness's own no-op: what a call costs around the timed region."""
+
+    command: ClassVar[str] = "ping"
+    poison_bytes: int
+
+
+@dataclass(frozen=True)
+class Call:
+    """One timed call on stored set `index`, after an untimed one on set `warm_index` when
+    given; with `refill_from`, that set's new content is copied in from the staging set first."""
+
+    command: ClassVar[str] = "call"
+    index: int
+    warm_index: int | None
+    poison_bytes: int
+    refill_from: int | None = None
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Exit, letting go of every tensor received."""
+
+    command: ClassVar[str] = "exit"
+
+
+Request = Load | Verify | StoreSets | Warmup | DropOutput | Ping | Call | Stop
+
+# ---- answers (child -> parent) ----
+
+
+@dataclass(frozen=True)
+class Ready:
+    """The process is up and confined: which layers took effect, and when each start-up step
+    ended (wall-clock stamps)."""
+
+    layers: dict[str, bool]
+    stamps: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Done:
+    """The answer to Load, Warmup and DropOutput."""
+
+
+@dataclass(frozen=True)
+class Stored:
+    """The answer to StoreSets."""
+
+    count: int
+
+
+@dataclass(frozen=True)
+class Verified:
+    """The answer to Verify: an output and a trace per set."""
+
+    outputs: list
+    traces: list
+
+
+@dataclass(frozen=True)
+class Timed:
+    """The answer to Ping and Call: the output, the call's times, and (Call) the host time of
+    its untimed call and refill, which the parent's round trip includes and the times do not."""
+
+    output: Any
+    time: CallTime
+    warm_ms: float = 0.0
+
+
+class ErrorKind(StrEnum):
+    """Whose fault a request's error is, as the child tells it apart."""
+
+    TAMPER = "tamper"  # the GPU trace around a timed call was stopped: a violation
+    INTERFACE = "interface"  # ModelNew lacks Model's constructor or state_dict: invalid
+    HARNESS = "harness"  # the harness's own allocation ran out of GPU memory
+    OOM = "oom"  # the candidate's code ran out of GPU memory (its fault only alone on the GPU)
+    ERROR = "error"  # anything else the candidate's code raised
+
+    @property
+    def status(self) -> Status:
+        return _STATUS.get(self, Status.RUNTIME_ERROR)
+
+    @property
+    def out_of_memory(self) -> bool:
+        return self in (ErrorKind.OOM, ErrorKind.HARNESS)
+
+
+_STATUS = {
+    ErrorKind.INTERFACE: Status.INVALID,
+    ErrorKind.HARNESS: Status.HARNESS_ERROR,
+    ErrorKind.TAMPER: Status.VIOLATION,
+}
+
+
+@dataclass(frozen=True)
+class ChildError:
+    """A request failed; the child exits after sending this. `text`: the error and the
+    candidate's own frames."""
+
+    kind: ErrorKind
+    text: str
+
+
+Answer = Ready | Done | Stored | Verified | Timed | ChildError
