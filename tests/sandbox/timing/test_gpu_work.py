@@ -1,5 +1,5 @@
 """The GPU trace of one timed call, on stand-ins for the profiler's records (the real trace runs
-on the H200: tests/sandbox/guard/test_guard_gpu.py, benchmarks/_probe_gpu_span.py)."""
+in the GPU tests: tests/sandbox/guard/test_guard_gpu.py)."""
 
 from __future__ import annotations
 
