@@ -158,13 +158,20 @@ class LocalWorker:
         env["CUDA_VISIBLE_DEVICES"] = self.device if self.device is not None else ""
         with self._log_path.open("ab") as log:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "cuda_agent.bench.worker_main", str(child.fileno())],
+                [
+                    sys.executable,
+                    "-m",
+                    "cuda_agent.bench.worker_main",
+                    str(child.fileno()),
+                    str(os.getpid()),  # the worker ends when this process is gone
+                ],
                 env=env,
                 pass_fds=(child.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
-                start_new_session=True,  # a Ctrl-C in the terminal reaches the parent only
+                start_new_session=True,  # a Ctrl-C in the terminal reaches the parent only;
+                # the worker leads its own process group, which it kills if the parent dies
             )
         child.close()
         self._conn = parent
