@@ -9,6 +9,7 @@ its GPU pinned by CUDA_VISIBLE_DEVICES before anything imports torch (Ray actors
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -137,8 +138,13 @@ class LocalWorker:
         self._stop_child()
 
     def _stop_child(self) -> None:
+        """Kill the worker's process group: the worker and the compilers and candidates it
+        started (it leads the group: start_new_session)."""
         if self._proc is not None and self._proc.poll() is None:
-            self._proc.kill()
+            try:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             self._proc.wait()
 
     def _wait(self, timeout_s: float) -> bool:
