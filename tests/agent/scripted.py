@@ -1,8 +1,8 @@
 """A scripted model server: the OpenAI chat-completions protocol over real HTTP on 127.0.0.1.
 
 It answers each POST /v1/chat/completions with the next item of its script (a reply, an HTTP
-error, or a delay before a reply) and records every request body, so a test can check what the
-agent sent as well as what it did with the answers.
+error, a body sent as is, or a delay before a reply) and records every request body, so a test
+can check what the agent sent as well as what it did with the answers.
 """
 
 from __future__ import annotations
@@ -26,6 +26,13 @@ class Fail:
     status: int
     message: str = "scripted failure"
     headers: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Raw:
+    """A 200 response whose body is `body`, as is (not a chat completion, or not JSON at all)."""
+
+    body: str
 
 
 @dataclass(frozen=True)
@@ -69,11 +76,13 @@ class ScriptedServer:
                 if isinstance(item, Fail):
                     payload = {"error": {"message": item.message, "type": "scripted"}}
                     self._send(item.status, payload, item.headers)
+                elif isinstance(item, Raw):
+                    self._send(200, None, {}, item.body.encode())
                 else:
                     self._send(200, _completion(body, item), {})
 
-            def _send(self, status: int, payload: dict, headers: dict) -> None:
-                data = json.dumps(payload).encode()
+            def _send(self, status: int, payload, headers: dict, data: bytes = b"") -> None:
+                data = data or json.dumps(payload).encode()
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
 
 import pytest
@@ -37,7 +39,7 @@ def test_optimize_writes_solution_verdict_and_trajectory(
 ):
     monkeypatch.setenv("CUDA_AGENT_CACHE", str(environment.config.cache_dir))  # reuse its builds
     writes = [call("write_file", path=p, content=t) for p, t in chain_files.items()]
-    server = serve([reply(*writes), reply(call("submit"))])
+    server = serve([reply(content="ready"), reply(*writes), reply(call("submit"))])  # pre-flight
     out_dir = tmp_path / "run"
     args = ["optimize", "elementwise_chain", "--model", "m", "--base-url", server.url]
     code, out, _ = cli(monkeypatch, capsys, *args, "--out", str(out_dir), "--max-turns", "5")
@@ -72,3 +74,29 @@ def test_optimize_rejects_bad_input_in_one_line(monkeypatch, capsys, tmp_path):
     bad = ["optimize", str(tmp_path / "missing.py"), "--model", "m", "--base-url", "http://x"]
     code, _, err = cli(monkeypatch, capsys, *bad)
     assert code == 2 and "no such task file" in err
+
+
+def test_ctrl_c_in_optimize_kills_the_command_and_says_how_to_resume(serve, tmp_path):
+    from .test_bash import BACKGROUND, gone, started_pid
+
+    server = serve([reply(content="ready"), reply(call("bash", command=BACKGROUND))])
+    out_dir = tmp_path / "run"
+    args = ["optimize", "elementwise_chain", "--model", "m", "--base-url", server.url]
+    cli_process = subprocess.Popen(
+        [sys.executable, "-m", "cuda_agent", *args, "--out", str(out_dir)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        sleeper = started_pid(out_dir / "workspace", deadline_s=300)
+        cli_process.send_signal(signal.SIGINT)
+        _, err = cli_process.communicate(timeout=120)
+    finally:
+        cli_process.kill()
+        cli_process.wait()
+    assert cli_process.returncode == 130, err
+    assert gone(sleeper)
+    assert "interrupted: the episode so far is in" in err and "Traceback" not in err
+    assert f"--out {out_dir} --resume" in err
+    assert load_trajectory(out_dir / "trajectory.jsonl").end is None  # resumable

@@ -214,3 +214,16 @@ def test_an_interrupted_episode_resumes(serve, tmp_path, task, environment):
     assert final.turns[3].observations[0].content == "// v2\n"
     with pytest.raises(Exception, match="already ended"):
         resume_episode(path, tmp_path / "ws3", OpenAIModel(model_config(server)), environment)
+
+
+def test_a_task_too_large_for_the_context_says_so_before_any_request(
+    serve, tmp_path, task, environment
+):
+    server, result, record = episode(
+        serve, tmp_path, task, environment, [reply(call("submit"))], max_context_tokens=1000
+    )
+    assert result.reason == "token_budget" and result.turns == 0
+    assert server.requests == []  # nothing was sent that could not fit
+    assert "the task's prompt alone is about" in result.message
+    assert "too large for the context of 1000 tokens" in result.message
+    assert record.end.message == result.message

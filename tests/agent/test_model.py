@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import socket
 
 import pytest
@@ -10,7 +12,7 @@ from cuda_agent.agent import ModelConfig, ModelError, OpenAIModel
 from cuda_agent.errors import UserError
 
 from .conftest import model_config
-from .scripted import Delay, Fail, call, reply
+from .scripted import Delay, Fail, Raw, call, reply
 
 HELLO = [{"role": "user", "content": "hello"}]
 TOOLS = [
@@ -89,3 +91,49 @@ def test_api_key_comes_from_the_named_variable(serve, monkeypatch):
     monkeypatch.delenv("SCRIPTED_KEY")
     with pytest.raises(UserError, match="SCRIPTED_KEY: that environment variable is not set"):
         OpenAIModel(model_config(server, api_key_env="SCRIPTED_KEY"))
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ("this is {not json", "not JSON; it begins 'this is {not json'"),
+        ('{"choices": "none"}', "has no choices"),
+        ("[1, 2]", "has no choices"),
+        ('{"choices": [{"message": 5}]}', "choice has no message"),
+        ('{"choices": [{"message": {"content": 7}}]}', "message is malformed"),
+    ],
+)
+def test_a_malformed_body_is_a_model_error_quoting_it(serve, body, said):
+    server = serve([Raw(body), reply(content="never asked")])
+    with pytest.raises(ModelError, match=re.escape(said)):
+        OpenAIModel(model_config(server)).complete(HELLO, None)
+    assert len(server.requests) == 1  # not retried: the server answered, wrongly
+
+
+def test_tool_arguments_sent_as_an_object_become_json_text(serve):
+    body = {
+        "choices": [
+            {
+                "message": {
+                    "content": None,
+                    "tool_calls": [{"id": "a", "function": {"name": "submit", "arguments": {}}}],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ]
+    }
+    server = serve([Raw(json.dumps(body))])
+    answer = OpenAIModel(model_config(server)).complete(HELLO, TOOLS)
+    assert [(c.name, c.arguments) for c in answer.tool_calls] == [("submit", "{}")]
+    assert answer.tokens_estimated
+
+
+def test_a_hung_server_costs_two_timeouts_not_every_retry(serve):
+    server = serve([Delay(2.0, reply(content="late"))] * 2 + [reply(content="on time")])
+    with pytest.raises(ModelError, match="no answer within 0.3 s, 2 times"):
+        OpenAIModel(model_config(server, timeout_s=0.3, max_retries=5)).complete(HELLO, None)
+    assert len(server.requests) == 2
+
+
+def test_the_default_request_timeout_fits_one_completion():
+    assert 60 <= ModelConfig(model="m", base_url="http://x").timeout_s <= 300

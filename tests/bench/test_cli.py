@@ -88,3 +88,51 @@ def test_audit_without_gpu_says_so(tmp_path, env_config):
         cache=env_config.cache_dir,
     )
     assert out.returncode == 2 and "needs a CUDA GPU" in out.stderr, out.stderr
+    assert out.stderr.count("\n") == 1, out.stderr  # said once, not once per task
+    assert not (tmp_path / "a.md").exists()  # and no empty audit table
+
+
+def test_inputs_that_would_waste_a_run_are_refused_before_it_starts(tmp_path):
+    from tests.agent.test_preflight import closed_port_url
+
+    run = tmp_path / "r"
+    solutions = ("bench", "--out", str(run), "--solutions", str(FIXTURES))
+    agent = ("bench", "--out", str(run), "--model", "m", "--base-url")
+    for args, message in (
+        ((*agent, closed_port_url()), "cannot connect"),
+        ((*agent, "not-a-url"), "--base-url 'not-a-url': not an http(s) URL"),
+        ((*solutions, "--workers", "0"), "--workers 0: give 1 or more"),
+        ((*solutions, "--workers", "-1"), "--workers -1: give 1 or more"),
+        ((*solutions, "--ray", "127.0.0.1:1"), "--ray 127.0.0.1:1: no Ray cluster answers there"),
+        (
+            ("bench", "--out", str(run), "--solutions", str(FIXTURES.parent)),
+            f"--solutions {FIXTURES.parent}: no folder there is named after a task of the set",
+        ),
+    ):
+        out = cli(*args)
+        assert out.returncode == 2, (args, out.stderr)
+        assert out.stderr.startswith("error: ") and message in out.stderr, out.stderr
+        assert out.stderr.count("\n") == 1, out.stderr
+        assert not run.exists()  # nothing started, no run folder tied to a wrong input
+
+
+def test_a_second_bench_into_a_busy_run_folder_is_refused(tmp_path):
+    from tests.bench.test_run_lock import HOLD
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(tmp_path / "run")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        (tmp_path / "solutions" / GOOD[0]).mkdir(parents=True)
+        args = ("--solutions", str(tmp_path / "solutions"), "--stage", "compile")
+        out = cli("bench", "--out", str(tmp_path / "run"), *args)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert out.returncode == 2, out.stderr
+    assert f"another run is using this folder (pid {holder.pid})" in out.stderr
+    assert not (tmp_path / "run" / "results.jsonl").exists()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cuda_agent.bench.report import write_report
-from cuda_agent.bench.store import MISSING, RunMeta, RunStore, TaskResult
+from cuda_agent.bench.store import MISSING, MODEL_ERROR, RunMeta, RunStore, TaskResult
 from cuda_agent.sandbox import Solution, Status
 from cuda_agent.task import Task, TaskSource
 from tests.bench.conftest import verdict
@@ -96,6 +96,17 @@ def test_report_files_and_content(tmp_path):
     assert "&lt;relu&gt;" in html and "<relu>" not in html  # kernel source shown, escaped
     assert "writing &lt;kernel&gt;" in html  # the trajectory, escaped
     assert html.count('<details class="task"') == 5
+
+
+def test_model_errors_are_shown_apart_not_scored(tmp_path):
+    store = crafted_run(tmp_path)
+    broken_off = verdict("L1_40_Op", status=Status.INVALID, message="the endpoint failed")
+    store.record(TaskResult.of(kb_task(1, 40), broken_off, status=MODEL_ERROR))
+    md = write_report(tmp_path).markdown.read_text()
+    l1 = md.split("## Level L1")[1].split("##")[0]
+    assert "| this run | 2 | 100.0 % | 50.0 % |" in l1  # scored as if L1_40 were not there
+    assert "1 tasks are not scored: the model endpoint failed during their episodes" in md
+    assert "(model_error: L1_40_Op)" in md and "| model_error | 1 |" in md
 
 
 def _chromium() -> str | None:

@@ -12,6 +12,7 @@ from cuda_agent.bench import (
     MISSING,
     MODEL_ERROR,
     AgentPolicy,
+    EndpointFailing,
     EvaluationService,
     RunMeta,
     RunStore,
@@ -25,7 +26,7 @@ from cuda_agent.bench.store import failed_verdict
 from cuda_agent.errors import UserError
 from cuda_agent.sandbox import Stage, Status, read_solution
 from cuda_agent.task import load_tasks
-from tests.agent.scripted import ScriptedServer, call, reply
+from tests.agent.scripted import Raw, ScriptedServer, call, reply
 from tests.bench.conftest import FIXTURES, GOOD, broken
 
 pytestmark = pytest.mark.timeout(2400)
@@ -207,3 +208,36 @@ def test_model_errors_are_retried_by_a_rerun(tmp_path, service):
         up.close()
     assert (store.root / "trajectories" / f"{GOOD[1]}.1.jsonl").is_file()  # the failed episode
     assert pending_tasks(task, store) == []
+
+
+def test_a_model_failing_on_task_after_task_stops_the_run(tmp_path):
+    from tests.agent.conftest import model_config
+
+    tasks = load_tasks("builtin")[:5]
+    store = RunStore(tmp_path / "run")
+    store.start(RunMeta(kind="agent", tasks="builtin", model="scripted", base_url="x"))
+    down = ScriptedServer([])  # every request: HTTP 400
+    try:
+        policy = AgentPolicy(model_config(down), AgentConfig(max_turns=3), workers=1)
+        with pytest.raises(EndpointFailing, match="failed on 3 tasks in a row, so the run stops"):
+            run_agent(tasks, policy, store, _CrowdedService(set()), Stage.PROFILE)
+    finally:
+        down.close()
+    assert [r.status for r in store.results()] == [MODEL_ERROR] * 3  # two tasks never started
+    assert pending_tasks(tasks, store) == tasks  # and a rerun redoes all five
+
+
+def test_a_body_that_is_not_json_is_a_model_error_not_the_end_of_the_run(tmp_path):
+    from tests.agent.conftest import model_config
+
+    tasks = load_tasks("builtin")[:2]
+    store = RunStore(tmp_path / "run")
+    store.start(RunMeta(kind="agent", tasks="builtin", model="scripted", base_url="x"))
+    server = ScriptedServer([Raw("this is {not json")] * 2)
+    try:
+        policy = AgentPolicy(model_config(server), AgentConfig(max_turns=3), workers=1)
+        done = run_agent(tasks, policy, store, _CrowdedService(set()), Stage.PROFILE)
+    finally:
+        server.close()
+    assert [r.status for r in done] == [MODEL_ERROR, MODEL_ERROR]
+    assert all("it begins 'this is {not json'" in r.verdict.message for r in done)

@@ -127,7 +127,14 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, tiny_model):
     run = ("--run-dir", str(tmp_path), "--dry-run")
     in_process = {
         ("ppo", *run): "missing --model",
-        ("rft", "--model", "m", "--trajectories", str(tmp_path / "none")): "no such trajectory",
+        (
+            "rft",
+            "--model",
+            str(tiny_model),
+            "--trajectories",
+            str(tmp_path / "none"),
+            "--dry-run",
+        ): ("no such trajectory"),
         ("ppo", "--config", "nope", "--model", "m"): "no such file or packaged config",
     }
     for args, message in in_process.items():
@@ -150,3 +157,50 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, tiny_model):
         assert out.returncode == 2, (args, out.stderr)
         assert out.stderr.strip().startswith("error:") and message in out.stderr, out.stderr
         assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_the_model_is_checked_before_anything_is_prepared(tmp_path):
+    (tmp_path / "empty").mkdir()
+    run = ("--run-dir", str(tmp_path / "run"), "--dry-run")
+    for model, message in (
+        (str(tmp_path / "no-such-model"), "no such folder, and not a hub id"),
+        (str(tmp_path / "empty"), "no config.json there, not a model folder"),
+    ):
+        with pytest.raises(UserError, match=message):
+            runner.invoke(app, ["train", "ppo", "--model", model, *run], catch_exceptions=False)
+    assert not (tmp_path / "run" / "data").exists()
+
+
+def test_hydra_writes_under_the_run_folder(tmp_path, tiny_model):
+    out = invoke(
+        "ppo", "--config", "ppo_small", "--model", str(tiny_model),
+        "--run-dir", str(tmp_path), "--dry-run",
+    )  # fmt: skip
+    assert f"hydra.run.dir={tmp_path.resolve()}/hydra/ppo" in out
+
+
+def test_a_training_stage_without_a_gpu_stops_before_launching(tmp_path, tiny_model):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    args = ["train", "ppo", "--config", "ppo_small", "--model", str(tiny_model)]
+    with pytest.raises(UserError, match="stage ppo runs on GPUs and none is visible here"):
+        runner.invoke(app, [*args, "--run-dir", str(tmp_path)], catch_exceptions=False)
+    assert not (tmp_path / "data").exists()
+
+
+def test_without_the_rl_extra_one_line_names_the_install(tmp_path, tiny_model):
+    hidden = (
+        "import sys; sys.modules['verl'] = sys.modules['hydra'] = None; "
+        "from cuda_agent.cli.main import main; sys.argv = ['cuda-agent', *sys.argv[1:]]; main()"
+    )
+    args = ["train", "ppo", "--model", str(tiny_model), "--run-dir", str(tmp_path), "--dry-run"]
+    out = subprocess.run(
+        [sys.executable, "-c", hidden, *args], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 2, out.stderr
+    assert (
+        out.stderr
+        == "error: the rl extra is not installed (hydra is missing): pip install -e '.[rl]'\n"
+    )

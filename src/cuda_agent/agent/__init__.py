@@ -8,12 +8,21 @@ Trajectories (`cuda_agent.agent.trajectory`) record every turn as JSON lines.
 from cuda_agent.agent.config import (
     CONTEXT_TOKENS,
     EVALUATION_TURNS,
+    REQUEST_TIMEOUT_S,
     TRAINING_TURNS,
     AgentConfig,
     ModelConfig,
 )
-from cuda_agent.agent.loop import Agent, ChatModel, EpisodeResult, resume_episode, run_episode
+from cuda_agent.agent.loop import (
+    Agent,
+    ChatModel,
+    EpisodeResult,
+    EpisodeStopped,
+    resume_episode,
+    run_episode,
+)
 from cuda_agent.agent.model import ModelError, ModelReply, OpenAIModel, ToolCall, estimate_tokens
+from cuda_agent.agent.preflight import check_base_url, check_endpoint
 from cuda_agent.agent.prompts import initial_messages
 from cuda_agent.agent.protocol import NativeTools, TextTools, protocol_for
 from cuda_agent.agent.tools import PROTECTED, Evaluator, Tool, ToolContext, ToolOutput
@@ -38,6 +47,7 @@ __all__ = [
     "EVALUATION_TURNS",
     "NO_TOOL_CALL",
     "PROTECTED",
+    "REQUEST_TIMEOUT_S",
     "TRAINING_TURNS",
     "Agent",
     "AgentConfig",
@@ -47,6 +57,7 @@ __all__ = [
     "EndRecord",
     "EpisodeRecord",
     "EpisodeResult",
+    "EpisodeStopped",
     "ErrorKind",
     "Evaluator",
     "ModelConfig",
@@ -65,6 +76,8 @@ __all__ = [
     "TrajectoryWriter",
     "TurnRecord",
     "Workbench",
+    "check_base_url",
+    "check_endpoint",
     "estimate_tokens",
     "initial_messages",
     "load_trajectory",

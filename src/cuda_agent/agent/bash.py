@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import ClassVar
 
@@ -14,6 +15,7 @@ from cuda_agent.agent.tools import ToolContext, ToolFailure, ToolOutput, schema
 from cuda_agent.sandbox import confine_preexec, scrubbed_env
 
 KILL_GRACE_S = 5.0
+POLL_S = 0.2  # how soon a command notices that the run is stopping
 
 
 class _BoundedCapture:
@@ -48,7 +50,15 @@ class _BoundedCapture:
         return head + middle + self.tail.decode(errors="replace")
 
 
-def run_command(command: str, root: Path, timeout_s: float, keep_chars: int) -> ToolOutput:
+def run_command(
+    command: str,
+    root: Path,
+    timeout_s: float,
+    keep_chars: int,
+    stop: threading.Event | None = None,
+) -> ToolOutput:
+    """Run `command`; its process group is killed past `timeout_s`, once `stop` is set, or when
+    this thread is interrupted (Ctrl-C), so nothing it started outlives the harness."""
     try:
         proc = subprocess.Popen(
             ["bash", "-c", command],
@@ -63,25 +73,44 @@ def run_command(command: str, root: Path, timeout_s: float, keep_chars: int) -> 
     except OSError as err:
         raise ToolFailure(f"could not start bash: {err}") from None
     capture = _BoundedCapture(proc.stdout, keep_chars)
-    timed_out = False
     try:
-        proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        ended = _wait(proc, timeout_s, stop)
+    except BaseException:  # KeyboardInterrupt: the command's group goes with the harness
+        _kill_group(proc.pid)
+        proc.wait()
+        raise
     # Background children may hold the pipe open after bash exits; they go with the group.
-    if not capture.join(0 if timed_out else 1.0):
+    if not capture.join(1.0 if ended == "exited" else 0):
         _kill_group(proc.pid)
         capture.join(KILL_GRACE_S)
-    if timed_out:
+    if ended != "exited":
         _kill_group(proc.pid)
         proc.wait()
     proc.stdout.close()
     output = capture.text().rstrip("\n")
-    if timed_out:
+    if ended == "stopped":
+        note = "[stopped: the run is ending; the command and its children were killed]"
+        return ToolOutput(f"{output}\n{note}".lstrip("\n"), ok=False)
+    if ended == "timed_out":
         note = f"[timed out after {timeout_s:g} s; the command and its children were killed]"
         return ToolOutput(f"{output}\n{note}".lstrip("\n"), ok=False)
     note = f"[exit code {proc.returncode}]"
     return ToolOutput(f"{output}\n{note}".lstrip("\n"), ok=proc.returncode == 0)
+
+
+def _wait(proc: subprocess.Popen, timeout_s: float, stop: threading.Event | None) -> str:
+    """exited, timed_out or stopped."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return "timed_out"
+        try:
+            proc.wait(timeout=min(left, POLL_S))
+            return "exited"
+        except subprocess.TimeoutExpired:
+            if stop is not None and stop.is_set():
+                return "stopped"
 
 
 def _kill_group(pid: int) -> None:
@@ -109,4 +138,4 @@ class Bash:
 
     def run(self, ctx: ToolContext, command: str, timeout: int | None = None) -> ToolOutput:
         limit = ctx.bash_timeout_s if timeout is None else max(1, min(timeout, ctx.bash_timeout_s))
-        return run_command(command, ctx.root, limit, ctx.output_chars // 2)
+        return run_command(command, ctx.root, limit, ctx.output_chars // 2, ctx.stop)

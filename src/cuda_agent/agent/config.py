@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 TRAINING_TURNS = 150
 EVALUATION_TURNS = 200
 CONTEXT_TOKENS = 128_000
+REQUEST_TIMEOUT_S = 300.0  # one completion of thousands of tokens on a loaded server
 
 
 class ModelConfig(BaseModel):
@@ -20,7 +21,7 @@ class ModelConfig(BaseModel):
     text_tools: bool = False  # tool calls as <tool_call> blocks in text, for servers without tools
     temperature: float | None = None
     max_tokens: int | None = None  # per completion; None leaves it to the server
-    timeout_s: float = 600.0  # per request
+    timeout_s: float = REQUEST_TIMEOUT_S  # per request
     max_retries: int = 5  # on transient errors only (429, 5xx, timeouts, connection errors)
     backoff_s: float = 2.0  # first wait; doubles each retry
     max_backoff_s: float = 60.0

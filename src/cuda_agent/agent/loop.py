@@ -9,6 +9,7 @@ solution of the episode, not the last one.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +38,11 @@ from cuda_agent.errors import UserError
 from cuda_agent.task import Task
 
 
+class EpisodeStopped(Exception):
+    """The run was interrupted (`stop` set): the episode ends without an end record, so it can
+    be resumed from its trajectory."""
+
+
 class ChatModel(Protocol):
     name: str
 
@@ -51,7 +57,7 @@ class EpisodeResult:
     final: Best | None  # the final workspace and its latest verdict
     reward: int
     trajectory: Path
-    message: str | None = None  # why the model failed, for reason model_error
+    message: str | None = None  # why it ended, where more needs saying (model, context)
 
 
 class Agent:
@@ -64,11 +70,14 @@ class Agent:
         messages: list[dict],
         reply_tokens: int | None = None,
         on_turn: Callable[[TurnRecord], None] | None = None,
+        stop: threading.Event | None = None,
     ):
         """`reply_tokens`: the completion limit sent to the server, kept free in the context;
-        `on_turn`: called with each turn's record once it is written (progress output)."""
+        `on_turn`: called with each turn's record once it is written (progress output);
+        `stop`: once set, the episode stops at the next turn (EpisodeStopped)."""
         self.model = model
         self.on_turn = on_turn
+        self.stop = stop
         self.workbench = workbench
         self.config = config
         self.protocol = protocol
@@ -88,7 +97,11 @@ class Agent:
         schemas = self.workbench.schemas()
         turn, message = first_turn, None
         while True:
+            if self.stop is not None and self.stop.is_set():
+                raise EpisodeStopped(f"stopped before turn {turn}")
             reason = self._out_of_budget(turn, started)
+            if reason == "token_budget":
+                message = self._no_room(turn)
             if reason is not None:
                 break
             turn_started = time.monotonic()
@@ -124,6 +137,16 @@ class Agent:
         if not self.context.fit(turn):
             return "token_budget"
         return None
+
+    def _no_room(self, turn: int) -> str:
+        ctx = self.context
+        budget = f"the context of {ctx.max_tokens} tokens ({ctx.reserve} kept for the reply)"
+        if turn == 0:
+            return (
+                f"the task's prompt alone is about {ctx.tokens()} tokens, too large for {budget}; "
+                "give a smaller program or a model with a larger context (max_context_tokens)"
+            )
+        return f"the conversation, old observations shortened, no longer fits {budget}"
 
     def _turn(self, writer: TrajectoryWriter, turn: int, reply: ModelReply, started: float) -> None:
         content, calls = self.protocol.parse(reply, turn)
@@ -167,14 +190,16 @@ def run_episode(
     config: AgentConfig | None = None,
     model_config: ModelConfig | None = None,
     on_turn: Callable[[TurnRecord], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> EpisodeResult:
-    """One episode from a fresh workspace (created at `workspace`, which must be new or empty)."""
+    """One episode from a fresh workspace (created at `workspace`, which must be new or empty);
+    `stop`, once set, ends it at the next turn or bash command (EpisodeStopped)."""
     config = config or AgentConfig()
     text_tools = model_config.text_tools if model_config is not None else False
     protocol = protocol_for(text_tools)
     if Path(trajectory).exists() and Path(trajectory).stat().st_size:
         raise UserError(f"{trajectory}: a trajectory is already there; resume it or choose another")
-    workbench = _workbench(task, new_workspace(task, workspace), evaluator, config)
+    workbench = _workbench(task, new_workspace(task, workspace), evaluator, config, stop)
     schemas = workbench.schemas()
     messages = initial_messages(task, skill_text(), protocol.system_addendum(schemas))
     writer = TrajectoryWriter(trajectory)
@@ -193,7 +218,7 @@ def run_episode(
         )
     )
     reply_tokens = model_config.max_tokens if model_config is not None else None
-    agent = Agent(model, workbench, config, protocol, messages, reply_tokens, on_turn)
+    agent = Agent(model, workbench, config, protocol, messages, reply_tokens, on_turn, stop)
     return agent.run(writer)
 
 
@@ -203,6 +228,7 @@ def resume_episode(
     model: ChatModel,
     evaluator: Evaluator,
     on_turn: Callable[[TurnRecord], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> EpisodeResult:
     """Continue an interrupted episode: the workspace is rebuilt at `workspace` (new or empty)
     from the recorded file changes, the conversation from the recorded turns."""
@@ -213,7 +239,7 @@ def resume_episode(
     config = AgentConfig(**episode.config["agent"])
     protocol = protocol_for(bool(episode.config.get("text_tools")))
     task = record.task
-    workbench = _workbench(task, new_workspace(task, workspace), evaluator, config)
+    workbench = _workbench(task, new_workspace(task, workspace), evaluator, config, stop)
     model_config = episode.config.get("model") or {}
     agent = Agent(
         model,
@@ -223,6 +249,7 @@ def resume_episode(
         episode.messages,
         model_config.get("max_tokens"),
         on_turn,
+        stop,
     )
     for turn in record.turns:
         workbench.apply(turn.files)
@@ -238,11 +265,14 @@ def resume_episode(
     return agent.run(writer, first_turn=len(record.turns), elapsed_s=elapsed)
 
 
-def _workbench(task: Task, root: Path, evaluator: Evaluator, config: AgentConfig) -> Workbench:
+def _workbench(
+    task: Task, root: Path, evaluator: Evaluator, config: AgentConfig, stop: threading.Event | None
+) -> Workbench:
     return Workbench(
         task,
         root,
         evaluator,
         bash_timeout_s=config.bash_timeout_s,
         observation_chars=config.observation_chars,
+        stop=stop,
     )

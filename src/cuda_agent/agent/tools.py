@@ -8,6 +8,7 @@ turns both into observations the model can act on.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar, Protocol
@@ -32,6 +33,7 @@ class ToolContext:
     evaluator: Evaluator
     bash_timeout_s: float
     output_chars: int  # bash keeps this many characters of head and of tail
+    stop: threading.Event | None = None  # set: the run is ending; a running command is killed
 
 
 @dataclass(frozen=True)

@@ -98,7 +98,7 @@ class EndRecord(_Record):
     best: Best | None
     reward: int
     turns: int = 0
-    message: str | None = None  # why the model failed, for reason model_error
+    message: str | None = None  # why it ended, where more needs saying (model, context)
     final: Best | None = None  # the final workspace and its latest verdict
 
 

@@ -9,6 +9,7 @@ replayed onto a fresh workspace.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files as package_files
@@ -90,12 +91,13 @@ class Workbench:
         tools: Sequence[Tool] = DEFAULT_TOOLS,
         bash_timeout_s: float = 300.0,
         observation_chars: int = 16_000,
+        stop: threading.Event | None = None,
     ):
         self.task = task
         self.root = Path(root).resolve()
         self.tools = {tool.name: tool for tool in tools}
         self.observation_chars = observation_chars
-        self.ctx = ToolContext(task, self.root, evaluator, bash_timeout_s, observation_chars)
+        self.ctx = ToolContext(task, self.root, evaluator, bash_timeout_s, observation_chars, stop)
         self.submitted = False
         self.best: Best | None = None
         # The most authoritative verdict seen for each solution (by hash), with the solution.

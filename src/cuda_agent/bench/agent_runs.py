@@ -8,6 +8,7 @@ the policy, failed) or when the task's program changed.
 from __future__ import annotations
 
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,9 +45,14 @@ class EpisodeOutcome:
 
 
 def run_task(
-    task: Task, policy: AgentPolicy, evaluator: Evaluator, trajectory: Path
+    task: Task,
+    policy: AgentPolicy,
+    evaluator: Evaluator,
+    trajectory: Path,
+    stop: threading.Event | None = None,
 ) -> EpisodeOutcome:
-    """Run, continue or read back the episode of `task` recorded at `trajectory`."""
+    """Run, continue or read back the episode of `task` recorded at `trajectory`; once `stop` is
+    set the episode ends unfinished (EpisodeStopped), to be continued by a rerun."""
     if trajectory.is_file() and trajectory.stat().st_size:
         record = load_trajectory(trajectory)
         stale = record.episode.task.get("hash") != task.hash
@@ -62,7 +68,11 @@ def run_task(
         if record.end is None and not stale:
             with tempfile.TemporaryDirectory(prefix="cuda-agent-episode-") as tmp:
                 result = resume_episode(
-                    trajectory, Path(tmp) / "workspace", OpenAIModel(policy.model), evaluator
+                    trajectory,
+                    Path(tmp) / "workspace",
+                    OpenAIModel(policy.model),
+                    evaluator,
+                    stop=stop,
                 )
             return _outcome(result)
         _set_aside(trajectory)
@@ -75,6 +85,7 @@ def run_task(
             trajectory,
             config=policy.agent,
             model_config=policy.model,
+            stop=stop,
         )
     return _outcome(result)
 

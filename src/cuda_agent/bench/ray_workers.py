@@ -9,6 +9,7 @@ module reports as WorkerLost so the pipeline retries the call once.
 from __future__ import annotations
 
 import os
+import socket
 import time
 from dataclasses import replace
 from typing import Any
@@ -17,6 +18,8 @@ from cuda_agent.bench import calls
 from cuda_agent.bench.workers import STARTUP_TIMEOUT_S, WorkerError, WorkerLost
 from cuda_agent.errors import UserError
 from cuda_agent.sandbox import EnvConfig, Environment
+
+CONNECT_TIMEOUT_S = 5.0
 
 
 def import_ray():
@@ -27,6 +30,25 @@ def import_ray():
             "the Ray mode needs Ray: pip install 'cuda-agent[ray]' (or run without --ray)"
         ) from None
     return ray
+
+
+def check_ray_address(address: str) -> None:
+    """UserError at once when nothing listens at a HOST:PORT address (Ray itself keeps trying to
+    reach a missing cluster for minutes); `auto` is left to Ray, which fails fast."""
+    if address == "auto":
+        return
+    host, _, port = address.split("://", 1)[-1].rpartition(":")
+    if not host or not port.isdigit():
+        raise UserError(
+            f"--ray {address!r}: give auto, local, or the HOST:PORT of a Ray cluster's head"
+        )
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as err:
+        raise UserError(
+            f"--ray {address}: no Ray cluster answers there ({err.strerror or err}); start one "
+            "with `ray start --head`, or use --ray local"
+        ) from None
 
 
 class _EnvironmentActor:
@@ -122,7 +144,11 @@ def ray_workers(
         if address is None:
             ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
         else:
-            ray.init(address=address, log_to_driver=False)
+            check_ray_address(address)
+            try:
+                ray.init(address=address, log_to_driver=False)
+            except ConnectionError as err:
+                raise UserError(f"--ray {address}: {str(err).splitlines()[0]}") from None
     resources = ray.cluster_resources()
     cluster_gpus = int(resources.get("GPU", 0))
     n_gpu = cluster_gpus if gpus is None else gpus

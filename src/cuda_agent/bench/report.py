@@ -13,7 +13,7 @@ import jinja2
 from cuda_agent.bench import metrics as m
 from cuda_agent.bench import paper, plots
 from cuda_agent.bench.report_template import HTML_TEMPLATE
-from cuda_agent.bench.store import RunMeta, RunStore, TaskResult
+from cuda_agent.bench.store import MODEL_ERROR, RunMeta, RunStore, TaskResult
 from cuda_agent.sandbox import Verdict
 
 FIGURES = "report_files"
@@ -101,16 +101,18 @@ def write_report(run_dir: str | Path) -> ReportFiles:
     store = RunStore(run_dir)
     meta = store.meta()
     results = sorted(store.results(), key=_task_order)
-    scores = m.by_level((r.level, r.verdict) for r in results)
+    # A task the endpoint broke off has no verdict on the model: it is listed, not scored.
+    scored = [r for r in results if r.status != MODEL_ERROR]
+    scores = m.by_level((r.level, r.verdict) for r in scored)
     figures_dir = store.root / FIGURES
     figures_dir.mkdir(exist_ok=True)
     groups: dict[str, list[Verdict]] = {}
-    for r in results:
+    for r in scored:
         groups.setdefault(m.level_key(r.level), []).append(r.verdict)
     if len(groups) > 1:
-        groups[m.OVERALL] = [r.verdict for r in results]
+        groups[m.OVERALL] = [r.verdict for r in scored]
     figures = (
-        plots.speedup_distribution([r.verdict for r in results], figures_dir / plots.SPEEDUP_PNG),
+        plots.speedup_distribution([r.verdict for r in scored], figures_dir / plots.SPEEDUP_PNG),
         plots.fast_p(groups, figures_dir / plots.FAST_P_PNG),
     )
     context = {
@@ -279,6 +281,14 @@ def _summary(meta: RunMeta, results: list[TaskResult]) -> list[str]:
     if not_verified:
         lines.append(
             f"{not_verified} tasks were not verified (no GPU): they count as failures here."
+        )
+    broken_off = [r.name for r in results if r.status == MODEL_ERROR]
+    if broken_off:
+        lines.append(
+            f"{len(broken_off)} tasks are not scored: the model endpoint failed during their "
+            f"episodes (model_error: {', '.join(broken_off[:10])}"
+            f"{', ...' if len(broken_off) > 10 else ''}); rerunning the same `cuda-agent bench` "
+            "command redoes them."
         )
     return lines
 

@@ -11,10 +11,11 @@ the last is evaluated again alone before the run ends).
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,10 +30,34 @@ from cuda_agent.task import Task
 if TYPE_CHECKING:
     from cuda_agent.bench.agent_runs import AgentPolicy
 
+MODEL_ERRORS_TO_STOP = 3  # tasks in a row the endpoint failed: the endpoint is down, not a task
+STOP_GRACE_S = 2.0  # for running episodes to kill their commands once the run stops
+
+
+class EndpointFailing(UserError):
+    """The model endpoint failed on several tasks in a row; the run stopped (a rerun resumes)."""
+
 
 @dataclass(frozen=True)
 class StoredSolutions:
     folder: Path
+
+
+def check_solutions(tasks: list[Task], source: StoredSolutions) -> None:
+    """UserError when the folder is missing or none of its folders is named after a task of the
+    set (a wrong folder would score every task `missing`)."""
+    folder = source.folder
+    if not folder.is_dir():
+        raise UserError(f"--solutions {folder}: no such folder")
+    there = sorted(p.name for p in folder.iterdir() if p.is_dir())
+    names = sorted(t.name for t in tasks)
+    if not set(there) & set(names):
+        found = f"it holds {', '.join(there[:3])}" if there else "it holds no folders"
+        raise UserError(
+            f"--solutions {folder}: no folder there is named after a task of the set ({found}; "
+            f"the tasks are named like {', '.join(names[:3])}); give one folder per task, named "
+            "as `cuda-agent tasks` lists it, with model_new.py and kernels/ inside"
+        )
 
 
 def pending_tasks(tasks: list[Task], store: RunStore) -> list[Task]:
@@ -61,8 +86,7 @@ def run_stored(
     on_result: Callable[[TaskResult], None] | None = None,
 ) -> list[TaskResult]:
     """Evaluate each pending task's stored solution; returns the results of this call."""
-    if not source.folder.is_dir():
-        raise UserError(f"--solutions {source.folder}: no such folder")
+    check_solutions(tasks, source)
     done: list[TaskResult] = []
 
     def record(result: TaskResult) -> None:
@@ -109,10 +133,12 @@ def run_agent(
     """Run one episode per pending task, `policy.workers` at a time; the service evaluates."""
     from cuda_agent.bench.agent_runs import run_task  # the agent package only for agent runs
 
+    stop = threading.Event()
+
     def episode(task: Task) -> TaskResult:
         started = time.monotonic()
         path = store.trajectory_path(task.name)
-        outcome = run_task(task, policy, service, path)
+        outcome = run_task(task, policy, service, path, stop)
         verdict, solution = outcome.verdict, outcome.solution
         if solution is not None and (verdict is None or verdict.stage != stage):
             verdict = service.evaluate(task, solution, stage)  # score at the run's stage
@@ -134,24 +160,72 @@ def run_agent(
         )
 
     done: list[TaskResult] = []
-    with ThreadPoolExecutor(max_workers=max(1, policy.workers)) as pool:
-        futures = [pool.submit(episode, t) for t in pending_tasks(tasks, store)]
-        try:
-            for future in as_completed(futures):
-                result = future.result()
-                store.record(result)
-                done.append(result)
-                if on_result is not None:
-                    on_result(result)
-        except BaseException:  # stop starting episodes; running ones resume on the next run
-            for future in futures:
-                future.cancel()
-            raise
+    failing: list[TaskResult] = []  # the model errors since the last task the endpoint served
+    results = _in_threads(episode, pending_tasks(tasks, store), policy.workers, stop)
+    try:
+        for result in results:
+            store.record(result)
+            done.append(result)
+            if on_result is not None:
+                on_result(result)
+            failing = [*failing, result] if result.status == MODEL_ERROR else []
+            if len(failing) >= MODEL_ERRORS_TO_STOP:
+                last = " ".join(result.verdict.message.split())[:300]
+                raise EndpointFailing(
+                    f"the model endpoint failed on {len(failing)} tasks in a row, so the run "
+                    f"stops (the last: {last}); fix the endpoint and rerun the same command: "
+                    "finished tasks are kept, these are redone"
+                )
+    finally:
+        results.close()  # stops the episodes still running, now
     return done
+
+
+def _in_threads(fn, items: list, workers: int, stop: threading.Event) -> Iterator:
+    """fn(item) for every item on `workers` daemon threads, yielded as each finishes.
+
+    When the caller stops early (an error, Ctrl-C) `stop` is set: no new item starts, running
+    episodes end at their next turn or bash command (after killing it), and, being daemons, an
+    episode waiting on a model request never holds up the process's exit."""
+    todo: queue.Queue = queue.Queue()
+    for item in items:
+        todo.put(item)
+    finished: queue.Queue = queue.Queue()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                item = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                finished.put((True, fn(item)))
+            except BaseException as err:  # handed to the caller, which stops the run
+                finished.put((False, err))
+
+    threads = [
+        threading.Thread(target=work, name=f"episode-{i}", daemon=True)
+        for i in range(min(max(1, workers), len(items)))
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        for _ in items:
+            ok, value = finished.get()
+            if not ok:
+                raise value
+            yield value
+    finally:
+        stop.set()
+        deadline = time.monotonic() + STOP_GRACE_S
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def verdict_line(result: TaskResult) -> str:
     """One short line for progress output."""
     v: Verdict = result.verdict
+    if result.status == MODEL_ERROR:
+        return f"{result.name}: model_error: {' '.join(v.message.split())[:300]}"
     speed = f" {v.speedup_vs_eager:.2f}x eager" if v.speedup_vs_eager is not None else ""
     return f"{result.name}: {result.status}{speed} (reward {v.reward})"

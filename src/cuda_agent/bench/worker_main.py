@@ -3,15 +3,35 @@
 Started by `LocalWorker` in a fresh interpreter whose environment already pins its GPU
 (CUDA_VISIBLE_DEVICES), so nothing here or in torch sees another device. It owns one
 Environment and answers `(method, args)` requests on the connection FD, one at a time, until
-the parent closes it.
+the parent closes it, or until the parent is gone: a bench killed with -9 cannot close it, and
+the worker would otherwise finish its build or evaluation first.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
+import time
 import traceback
 from multiprocessing.connection import Connection
+
+WATCH_S = 0.5  # how often the worker looks for its parent
+
+
+def watch_parent(parent: int) -> threading.Thread:
+    """Kill this worker's process group (itself, its compilers and candidates: it leads the
+    group) once its parent process `parent` is gone."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(WATCH_S)
+        os.killpg(0, signal.SIGKILL)
+
+    thread = threading.Thread(target=watch, name="parent-watch", daemon=True)
+    thread.start()
+    return thread
 
 
 def serve(conn: Connection) -> None:
@@ -35,6 +55,7 @@ def serve(conn: Connection) -> None:
 
 
 if __name__ == "__main__":
+    watch_parent(int(sys.argv[2]))
     fd = int(sys.argv[1])
     os.set_inheritable(fd, False)  # processes this worker starts must not hold its connection
     serve(Connection(fd))

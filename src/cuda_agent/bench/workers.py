@@ -9,6 +9,7 @@ its GPU pinned by CUDA_VISIBLE_DEVICES before anything imports torch (Ray actors
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -137,8 +138,13 @@ class LocalWorker:
         self._stop_child()
 
     def _stop_child(self) -> None:
+        """Kill the worker's process group: the worker and the compilers and candidates it
+        started (it leads the group: start_new_session)."""
         if self._proc is not None and self._proc.poll() is None:
-            self._proc.kill()
+            try:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             self._proc.wait()
 
     def _wait(self, timeout_s: float) -> bool:
@@ -158,13 +164,20 @@ class LocalWorker:
         env["CUDA_VISIBLE_DEVICES"] = self.device if self.device is not None else ""
         with self._log_path.open("ab") as log:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "cuda_agent.bench.worker_main", str(child.fileno())],
+                [
+                    sys.executable,
+                    "-m",
+                    "cuda_agent.bench.worker_main",
+                    str(child.fileno()),
+                    str(os.getpid()),  # the worker ends when this process is gone
+                ],
                 env=env,
                 pass_fds=(child.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
-                start_new_session=True,  # a Ctrl-C in the terminal reaches the parent only
+                start_new_session=True,  # a Ctrl-C in the terminal reaches the parent only;
+                # the worker leads its own process group, which it kills if the parent dies
             )
         child.close()
         self._conn = parent

@@ -15,16 +15,20 @@ from cuda_agent.bench import (
     RunStore,
     ServiceConfig,
     StoredSolutions,
+    check_ray_address,
+    check_solutions,
     pending_tasks,
     run_agent,
     run_audit,
     run_baselines,
+    run_lock,
     run_stored,
     verdict_line,
     write_report,
 )
-from cuda_agent.cli.options import parse_int_set
-from cuda_agent.errors import UserError
+from cuda_agent.cli.options import check_at_least, parse_int_set
+from cuda_agent.cli.writable import check_cache, check_writable_folder
+from cuda_agent.errors import Interrupted, UserError
 from cuda_agent.sandbox import Stage
 from cuda_agent.task import load_tasks
 
@@ -69,6 +73,9 @@ def bench(
     ] = False,
     max_turns: Annotated[int | None, typer.Option(help="Turns per episode.")] = None,
     workers: Annotated[int, typer.Option(help="Agent episodes run at once.")] = 4,
+    timeout: Annotated[
+        float | None, typer.Option(help="Seconds per model request (default 300).")
+    ] = None,
     stage: Annotated[Stage, typer.Option(help="How far each solution is evaluated.")] = (
         Stage.PROFILE
     ),
@@ -85,8 +92,18 @@ def bench(
         raise UserError("give either --solutions DIR or --model NAME --base-url URL")
     if model is not None and base_url is None:
         raise UserError("--model needs --base-url (an OpenAI-compatible endpoint)")
+    check_at_least(workers, 1, "--workers")
+    check_at_least(max_turns, 1, "--max-turns")
+    check_at_least(timeout, 1, "--timeout")
     found = load_tasks(tasks, parse_int_set(levels, "--levels"), parse_int_set(ids, "--ids"))
     config = _service(gpus, compile_workers, ray, in_process)
+    policy = None
+    if solutions is not None:
+        check_solutions(found, StoredSolutions(solutions))
+    else:
+        policy = _policy(model, base_url, api_key_env, text_tools, max_turns, workers, timeout)
+    check_writable_folder(out, "--out")
+    check_cache(config.env.cache_dir)
     meta = RunMeta(
         kind="solutions" if solutions is not None else "agent",
         tasks=tasks,
@@ -96,26 +113,35 @@ def bench(
         base_url=base_url,
     )
     store = RunStore(out)
-    store.start(meta)
-    todo = pending_tasks(found, store)
-    console = Console(stderr=True)
-    console.print(f"{len(found)} tasks, {len(found) - len(todo)} already finished in {out}")
-    if todo:
-        with EvaluationService(config) as service, _progress(console) as progress:
-            bar = progress.add_task("bench", total=len(todo))
+    with run_lock(store.root):
+        store.start(meta)
+        todo = pending_tasks(found, store)
+        console = Console(stderr=True)
+        console.print(f"{len(found)} tasks, {len(found) - len(todo)} already finished in {out}")
+        if todo:
+            try:
+                _bench(found, store, config, stage, console, solutions, policy)
+            except KeyboardInterrupt:
+                raise Interrupted(
+                    f"the finished tasks are kept in {out}; rerun the same command to resume"
+                ) from None
+        if report:
+            files = write_report(out)
+            console.print(f"report: {files.markdown} and {files.html}")
 
-            def on_result(result) -> None:
-                progress.console.print(verdict_line(result))
-                progress.advance(bar)
 
-            if solutions is not None:
-                run_stored(found, StoredSolutions(solutions), store, service, stage, on_result)
-            else:
-                policy = _policy(model, base_url, api_key_env, text_tools, max_turns, workers)
-                run_agent(found, policy, store, service, stage, on_result)
-    if report:
-        files = write_report(out)
-        console.print(f"report: {files.markdown} and {files.html}")
+def _bench(found, store, config, stage, console, solutions, policy) -> None:
+    with EvaluationService(config) as service, _progress(console) as progress:
+        bar = progress.add_task("bench", total=len(pending_tasks(found, store)))
+
+        def on_result(result) -> None:
+            progress.console.print(verdict_line(result), markup=False)
+            progress.advance(bar)
+
+        if solutions is not None:
+            run_stored(found, StoredSolutions(solutions), store, service, stage, on_result)
+        else:
+            run_agent(found, policy, store, service, stage, on_result)
 
 
 def baselines(
@@ -151,6 +177,8 @@ def report(
     run: Annotated[Path, typer.Argument(help="A run folder of `cuda-agent bench`.")],
 ) -> None:
     """Write RUN/report.md and RUN/report.html (figures in RUN/report_files/)."""
+    RunStore(run).meta()  # a run folder at all
+    check_writable_folder(run, "report", "copy the run folder somewhere writable and report that")
     files = write_report(run)
     typer.echo(f"{files.markdown}\n{files.html}")
 
@@ -160,9 +188,20 @@ COMMANDS = (bench, baselines, audit, report)
 
 def _sweep(fn, found, out: Path, config: ServiceConfig, what: str, prepared=False) -> None:
     """`prepared`: `fn` first runs every task's untimed GPU work, shown as its own bar."""
+    if out.is_dir():
+        raise UserError(f"--out {out}: a folder; give the JSONL file to write")
+    check_writable_folder(out.parent, "--out", "choose a writable place for the file")
+    check_cache(config.env.cache_dir)
     console = Console(stderr=True)
+    with EvaluationService(config) as service:
+        if service.identity()["gpu"] is None:  # every task would fail alike, so say it once
+            raise UserError(f"`cuda-agent {what}` needs a CUDA GPU; none is visible here")
+        _sweep_items(fn, found, out, service, console, what, prepared)
+
+
+def _sweep_items(fn, found, out, service, console, what: str, prepared: bool) -> None:
     failed = 0
-    with EvaluationService(config) as service, _progress(console) as progress:
+    with _progress(console) as progress:
         extra = {}
         if prepared:
             prep = progress.add_task("audit and torch.compile", total=None)
@@ -173,7 +212,7 @@ def _sweep(fn, found, out: Path, config: ServiceConfig, what: str, prepared=Fals
             nonlocal failed
             if item.error is not None:
                 failed += 1
-                progress.console.print(f"{item.task.name}: failed: {item.error}")
+                progress.console.print(f"{item.task.name}: failed: {item.error}", markup=False)
             progress.advance(bar)
 
         items = fn(found, service, out, on_item, **extra)
@@ -186,6 +225,7 @@ def _sweep(fn, found, out: Path, config: ServiceConfig, what: str, prepared=Fals
 def _service(gpus, compile_workers, ray, in_process) -> ServiceConfig:
     if in_process and ray:
         raise UserError("--in-process and --ray exclude each other; choose one")
+    check_at_least(compile_workers, 0, "--compile-workers")
     devices = None
     if gpus is not None:
         devices = tuple(d.strip() for d in gpus.split(",") if d.strip())
@@ -193,6 +233,8 @@ def _service(gpus, compile_workers, ray, in_process) -> ServiceConfig:
             raise UserError(f"--gpus {gpus!r}: expected GPU ids like 0,1 (repeat one for more)")
     if ray:
         address = None if ray == "local" else ray
+        if address is not None:
+            check_ray_address(address)
         return ServiceConfig(
             mode="ray", gpus=devices, compile_workers=compile_workers, ray_address=address
         )
@@ -200,18 +242,18 @@ def _service(gpus, compile_workers, ray, in_process) -> ServiceConfig:
     return ServiceConfig(mode=mode, gpus=devices, compile_workers=compile_workers)
 
 
-def _policy(model, base_url, api_key_env, text_tools, max_turns, workers):
-    from cuda_agent.agent import AgentConfig, ModelConfig
+def _policy(model, base_url, api_key_env, text_tools, max_turns, workers, timeout):
+    """The agent policy, once its endpoint has answered one request as the episodes will."""
+    from cuda_agent.agent import AgentConfig, ModelConfig, check_endpoint
     from cuda_agent.bench import AgentPolicy  # the agent's client only for agent runs
 
     agent = AgentConfig(max_turns=max_turns) if max_turns is not None else AgentConfig()
-    return AgentPolicy(
-        model=ModelConfig(
-            model=model, base_url=base_url, api_key_env=api_key_env, text_tools=text_tools
-        ),
-        agent=agent,
-        workers=workers,
+    extra = {"timeout_s": timeout} if timeout is not None else {}
+    config = ModelConfig(
+        model=model, base_url=base_url, api_key_env=api_key_env, text_tools=text_tools, **extra
     )
+    check_endpoint(config)
+    return AgentPolicy(model=config, agent=agent, workers=workers)
 
 
 def _progress(console: Console) -> Progress:

@@ -13,7 +13,7 @@ from cuda_agent.cli.synth_cmd import synth_app
 from cuda_agent.cli.tasks_cmd import tasks
 from cuda_agent.cli.train_cmd import train
 from cuda_agent.cli.workspace_cmd import workspace
-from cuda_agent.errors import UserError
+from cuda_agent.errors import Interrupted, UserError
 
 app = typer.Typer(
     name="cuda-agent",
@@ -40,9 +40,13 @@ for _command in BENCH_COMMANDS:  # bench, baselines, audit, report
 
 
 def main() -> None:
-    """Run the CLI; a UserError becomes one line on stderr and exit status 2."""
+    """Run the CLI; a UserError becomes one line on stderr and exit status 2, a Ctrl-C that a
+    command caught one line saying how to resume and exit status 130."""
     try:
         app()
     except UserError as err:
         typer.echo(f"error: {err}", err=True)
         sys.exit(2)
+    except Interrupted as err:
+        typer.echo(f"interrupted: {err}", err=True)
+        sys.exit(130)

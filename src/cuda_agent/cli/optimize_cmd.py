@@ -2,11 +2,12 @@
 
 DIR (--out) receives workspace/ (where the agent worked), trajectory.jsonl (every turn, as it
 happens), best/ (the best verified solution, or the final workspace when none verified) and
-verdict.json (its verdict). An interrupted run continues with --resume.
+verdict.json (its verdict). An interrupted run (Ctrl-C: exit 130) continues with --resume.
 """
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from datetime import datetime
 from pathlib import Path
@@ -18,17 +19,20 @@ from rich.table import Table
 
 from cuda_agent.agent import (
     EVALUATION_TURNS,
+    REQUEST_TIMEOUT_S,
     AgentConfig,
     Best,
     EpisodeResult,
     ModelConfig,
     OpenAIModel,
     TurnRecord,
+    check_endpoint,
     load_trajectory,
     resume_episode,
     run_episode,
 )
-from cuda_agent.errors import UserError
+from cuda_agent.cli.writable import check_cache, check_writable_folder
+from cuda_agent.errors import Interrupted, UserError
 from cuda_agent.sandbox import EnvConfig, Environment
 from cuda_agent.task import load_task
 
@@ -56,7 +60,9 @@ def optimize(
         int | None, typer.Option(min=1, help="Completion tokens per turn (default: the server's).")
     ] = None,
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
-    timeout: Annotated[float, typer.Option(min=1, help="Seconds per model request.")] = 600.0,
+    timeout: Annotated[
+        float, typer.Option(min=1, help="Seconds per model request.")
+    ] = REQUEST_TIMEOUT_S,
     resume: Annotated[
         bool, typer.Option(help="Continue the interrupted episode in --out.")
     ] = False,
@@ -78,6 +84,9 @@ def optimize(
     task = load_task(program)
     folder = out or Path("runs") / "optimize" / f"{task.name}-{datetime.now():%Y%m%d-%H%M%S}"
     trajectory, live = folder / "trajectory.jsonl", folder / "workspace"
+    check_writable_folder(folder, "--out")
+    env_config = EnvConfig()
+    check_cache(env_config.cache_dir)
     if resume:
         ended = load_trajectory(trajectory).end
         if ended is not None:
@@ -86,14 +95,24 @@ def optimize(
     elif folder.exists() and any(folder.iterdir()):
         raise UserError(f"{folder}: not empty; choose another --out, or --resume the run there")
     config = AgentConfig(max_turns=max_turns, max_seconds=max_minutes * 60)
+    check_endpoint(model_config)
     console.print(f"[bold]{task.name}[/] with {model} at {base_url}; working in {live}")
-    with Environment(EnvConfig()) as env:
-        if resume:
-            result = resume_episode(trajectory, live, client, env, on_turn=_progress(console))
-        else:
-            result = run_episode(
-                task, live, client, env, trajectory, config, model_config, _progress(console)
-            )
+    try:
+        with Environment(env_config) as env:
+            if resume:
+                result = resume_episode(trajectory, live, client, env, on_turn=_progress(console))
+            else:
+                result = run_episode(
+                    task, live, client, env, trajectory, config, model_config, _progress(console)
+                )
+    except KeyboardInterrupt:
+        again = ["cuda-agent", "optimize", program, "--model", model, "--base-url", base_url]
+        if api_key_env is not None:
+            again += ["--api-key-env", api_key_env]
+        raise Interrupted(
+            f"the episode so far is in {trajectory}; continue it with: "
+            f"{shlex.join([*again, '--out', str(folder), '--resume'])}"
+        ) from None
     answer = result.best or result.final
     if answer is not None:
         shutil.rmtree(folder / "best", ignore_errors=True)

@@ -25,3 +25,9 @@ def parse_int_set(text: str | None, option: str) -> set[int] | None:
                 f"{option} {text!r}: expected numbers and ranges like 1,3,5-9"
             ) from None
     return values
+
+
+def check_at_least(value: float | None, minimum: float, option: str) -> None:
+    """UserError naming `option` when `value` (None: unset) is below `minimum`."""
+    if value is not None and value < minimum:
+        raise UserError(f"{option} {value:g}: give {minimum:g} or more")

@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from cuda_agent.cli.writable import check_writable_folder
 from cuda_agent.errors import UserError
 from cuda_agent.synth import Pipeline, SynthConfig, catalog_rows, default_cache_dir, load_catalog
 
@@ -83,8 +85,10 @@ def run(
             cache_dir=cache_dir or default_cache_dir(), max_candidates=max_candidates,
             llm_base_url=llm_base_url, llm_model=llm_model, llm_fraction=llm_fraction,
         )  # fmt: skip
-    except ValueError as err:  # pydantic: --n 0, --workers 0
-        raise UserError(f"invalid option: {str(err).splitlines()[-1].strip()}") from None
+    except ValidationError as err:  # --n 0, --workers 0
+        raise UserError(_option_error(err)) from None
+    check_writable_folder(cfg.out, "--out")
+    check_writable_folder(cfg.cache_dir, "--cache-dir", "give --cache-dir a writable folder")
     console = Console()
     with _RichProgress(console) as progress:
         result = Pipeline(cfg, progress).run()
@@ -99,8 +103,7 @@ def run(
         f"{inv['kernelbench_signature_matches']}, 3+ operators "
         f"{result.summary['share_3_plus_ops']:.0%}"
     )
-    for note in result.notes:
-        console.print(f"note: {note}")
+    print_notes(console, result.notes)
 
 
 @synth_app.command("catalog")
@@ -127,8 +130,22 @@ def catalog(
                       ", ".join(r["aliases"]) or "—")  # fmt: skip
     console = Console()
     console.print(table)
-    for note in found.notes:
-        console.print(f"note: {note}")
+    print_notes(console, found.notes)
+
+
+def print_notes(console: Console, notes) -> None:
+    """As written: a note's `cuda-agent[synth]` is a pip extra, not rich markup to strip."""
+    for note in notes:
+        console.print(f"note: {note}", markup=False)
+
+
+def _option_error(err: ValidationError) -> str:
+    """The first problem, named by the option it came from: `--n 0: must be greater than 0`."""
+    first = err.errors()[0]
+    field = str(first["loc"][0]) if first["loc"] else ""
+    option = {"window_ms": "--window"}.get(field, f"--{field.replace('_', '-')}")
+    message = first["msg"].removeprefix("Input should be ").removeprefix("Value error, ")
+    return f"{option} {first.get('input')}: must be {message}"
 
 
 def _window(text: str | None) -> tuple[float, float] | None:

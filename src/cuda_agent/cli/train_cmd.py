@@ -6,9 +6,11 @@
     value   critic pre-training on veRL        needs --model (the RFT actor)
     ppo     multi-turn PPO on veRL             needs --model (RFT actor), --critic, --tasks
 
-Everything goes under --run-dir. Training stages are checked against the installed veRL (keys,
-values) before anything starts. --dry-run prepares the data and prints the command without
-launching it; extra arguments are hydra overrides passed to veRL (e.g. trainer.nnodes=4).
+Everything goes under --run-dir (Hydra's outputs included). Before anything starts, a training
+stage checks that the rl extra is installed, that --model (and --critic) is a model folder or a
+hub id, that a GPU is visible (unless --dry-run), and its config against the installed veRL.
+--dry-run prepares the data and prints the command without launching it; extra arguments are
+hydra overrides passed to veRL (e.g. trainer.nnodes=4).
 """
 
 from __future__ import annotations
@@ -23,21 +25,28 @@ from typing import Annotated
 
 import typer
 
+from cuda_agent.cli.writable import check_writable_folder
 from cuda_agent.errors import UserError
-from cuda_agent.rl import CONFIG_DIR, RFTRules
-from cuda_agent.rl.sampling import (
+from cuda_agent.rl import (
+    AGENT_LOOPS,
+    CONFIG_DIR,
+    STAGES,
+    RFTRules,
+    TrainInputs,
+    check_gpu,
+    check_model,
+    check_rl_extra,
+    compose_stage,
+    describe,
+    is_sft,
     load_sample_config,
     plan_episodes,
-    sample_episodes,
-    server_command,
-)
-from cuda_agent.rl.stages import (
-    AGENT_LOOPS,
-    STAGES,
-    TrainInputs,
-    describe,
     prepare,
     sample_dir,
+    sample_episodes,
+    server_command,
+    unknown_keys,
+    validate_stage,
     verl_command,
     verl_overrides,
 )
@@ -98,11 +107,16 @@ def train(
         rules=RFTRules(min_reward, max_repeated_calls, max_repeated_failures),
         overrides=tuple(overrides or ()),
     )
+    check_writable_folder(run_dir, "--run-dir")
     if stage == "sample":
         _sample(inputs, base_url, dry_run)
         return
     if not model:
         raise UserError(f"missing --model: the policy stage {stage} starts from (an HF folder)")
+    check_rl_extra()
+    _check_models(inputs)
+    if not dry_run:
+        check_gpu(stage)
     typer.echo(f"stage {stage}: {inputs.config}")
     prepared = prepare(inputs)
     typer.echo(describe(prepared))
@@ -128,12 +142,16 @@ def _config_path(config: str) -> Path:
     raise UserError(f"--config {config}: no such file or packaged config ({', '.join(names)})")
 
 
+def _check_models(inputs: TrainInputs) -> None:
+    checked = [("--model", inputs.model)] + ([("--critic", inputs.critic)] if inputs.critic else [])
+    for option, name in checked:
+        note = check_model(name, option)
+        if note is not None:
+            typer.echo(f"note: {note}", err=True)
+
+
 def _checked_command(inputs: TrainInputs, overrides: list[str]) -> list[str]:
     """Compose the stage with veRL's configs, refuse what veRL would refuse, build the command."""
-    try:
-        from cuda_agent.rl.verl_config import compose_stage, is_sft, unknown_keys, validate_stage
-    except ImportError:
-        raise UserError("veRL is not installed: pip install 'cuda-agent[rl]'") from None
     unknown = unknown_keys(inputs.config)
     if unknown:
         raise UserError(f"{inputs.config}: veRL {_verl_version()} has no key {', '.join(unknown)}")
@@ -172,6 +190,8 @@ def _sample(inputs: TrainInputs, base_url: str | None, dry_run: bool) -> None:
         typer.echo("\n" + shlex.join(server_command(server)) + "\n")
     if dry_run:
         return
+    if launch:
+        check_gpu("sample (serving the policy)")
     process = _start_server(server, out) if launch else None
     try:
         _wait_ready(server.base_url, process, out)

@@ -1,9 +1,10 @@
 """Staged agentic RL on veRL: datasets, the single-turn answer format, RFT filtering, SFT and
 replay data, value targets, stage configs and the commands that launch each stage.
 
-Everything exported here is engine-agnostic and never imports veRL. The veRL adapters live in
-`cuda_agent.rl.verl_loop` (agent loops), `cuda_agent.rl.verl_sft` (the SFT dataset) and
-`cuda_agent.rl.verl_config` (config composition); veRL imports them by name at run time.
+Importing this package never imports veRL. The veRL adapters live in `cuda_agent.rl.verl_loop`
+(agent loops) and `cuda_agent.rl.verl_sft` (the SFT dataset), which veRL imports by name at run
+time, and `cuda_agent.rl.verl_config` (config composition), whose functions exported here import
+Hydra and veRL only when called.
 """
 
 from pathlib import Path
@@ -17,6 +18,7 @@ from cuda_agent.rl.dataset import (
     write_rl_dataset,
 )
 from cuda_agent.rl.evaluators import EvaluatorSpec, open_evaluator
+from cuda_agent.rl.prechecks import check_gpu, check_model, check_rl_extra
 from cuda_agent.rl.rft import (
     RULES,
     FilterReport,
@@ -25,6 +27,12 @@ from cuda_agent.rl.rft import (
     broken_rules,
     filter_trajectories,
     trajectory_files,
+)
+from cuda_agent.rl.sampling import (
+    load_sample_config,
+    plan_episodes,
+    sample_episodes,
+    server_command,
 )
 from cuda_agent.rl.session import EpisodeSession, SessionConfig, TurnOutcome
 from cuda_agent.rl.sft import (
@@ -40,6 +48,16 @@ from cuda_agent.rl.single_turn import (
     extract_solution,
     single_turn_messages,
 )
+from cuda_agent.rl.stages import (
+    AGENT_LOOPS,
+    STAGES,
+    TrainInputs,
+    describe,
+    prepare,
+    sample_dir,
+    verl_command,
+    verl_overrides,
+)
 from cuda_agent.rl.value import (
     GAMMA,
     LAMBDA,
@@ -48,6 +66,7 @@ from cuda_agent.rl.value import (
     last_model_token,
     token_rewards,
 )
+from cuda_agent.rl.verl_config import compose_stage, is_sft, unknown_keys, validate_stage
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 
@@ -87,4 +106,23 @@ __all__ = [
     "write_replay_dataset",
     "write_rl_dataset",
     "write_sft_dataset",
+    "check_gpu",
+    "check_model",
+    "check_rl_extra",
+    "load_sample_config",
+    "plan_episodes",
+    "sample_episodes",
+    "server_command",
+    "AGENT_LOOPS",
+    "STAGES",
+    "TrainInputs",
+    "describe",
+    "prepare",
+    "sample_dir",
+    "verl_command",
+    "verl_overrides",
+    "compose_stage",
+    "is_sft",
+    "unknown_keys",
+    "validate_stage",
 ]

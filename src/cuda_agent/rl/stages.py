@@ -56,6 +56,11 @@ def data_dir(inputs: TrainInputs) -> Path:
     return inputs.run_dir / "data"
 
 
+def hydra_dir(inputs: TrainInputs) -> Path:
+    """Where Hydra keeps a stage's logs and composed config (.hydra/)."""
+    return inputs.run_dir.resolve() / "hydra" / inputs.stage
+
+
 def sample_dir(inputs: TrainInputs) -> Path:
     return inputs.run_dir / "sample"
 
@@ -100,6 +105,8 @@ def verl_command(inputs: TrainInputs, overrides: list[str], nnodes: int, nproc: 
         "--config-name",
         inputs.config.stem,
     ]
+    # Hydra writes its outputs/ folder into the current one unless told where
+    overrides = [f"hydra.run.dir={hydra_dir(inputs)}", *overrides]
     if inputs.stage == "rft":
         if nnodes == 1:
             launcher = ["torchrun", "--standalone", "--nnodes=1", f"--nproc_per_node={nproc}"]

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from cuda_agent.task.limits import check_size
 from cuda_agent.task.types import Task, TaskSource
 from cuda_agent.task.validate import TaskError, check_program, declared_ops
 
@@ -82,6 +83,7 @@ def _load_folder(path: Path, kind: str) -> list[Task]:
 
 
 def _load_file(path: Path, kind: str) -> Task:
+    check_size(path.stat().st_size, str(path))
     try:
         code = path.read_text()
     except UnicodeDecodeError:
@@ -98,6 +100,7 @@ def _load_kernelbench_level(level_dir: Path) -> list[Task]:
         match = _KB_FILE.match(f.name)
         if not match:
             continue
+        check_size(f.stat().st_size, str(f))
         code = f.read_text()
         check_program(code, str(f))
         source = TaskSource("kernelbench", str(f), level=level, problem_id=int(match.group(1)))
@@ -155,6 +158,7 @@ def _task_from_row(where: str, path: Path, row_no: int, row: dict) -> Task:
     code = row.get("code")
     if not isinstance(code, str):
         raise TaskError(f"{where}: missing field 'code' (the program's source)")
+    check_size(len(code.encode()), where)
     check_program(code, where)
     level, problem_id = row.get("level"), row.get("problem_id")
     if level is not None and problem_id is not None:
