@@ -1,4 +1,4 @@
-"""Shared test helpers: where ../shared lives, and the gpu marker's skip."""
+"""Shared test helpers: where the KernelBench problems are, and the gpu marker's skip."""
 
 from __future__ import annotations
 
@@ -8,11 +8,34 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(
-    os.environ.get("CUDA_AGENT_SHARED")
-    or (REPO / "shared" if (REPO / "shared" / "kernelbench").is_dir() else REPO.parent / "shared")
+# Small KernelBench-format problems of the project's own: a checkout layout and the same as JSONL
+FIXTURE_KERNELBENCH = REPO / "tests" / "fixtures" / "kernelbench"
+FIXTURE_KERNELBENCH_JSONL = FIXTURE_KERNELBENCH / "problems.jsonl"
+NO_KERNELBENCH = (
+    "needs KernelBench's problems: set CUDA_AGENT_KERNELBENCH to a KernelBench checkout or its "
+    "JSONL (level, problem_id, name, code)"
 )
-KERNELBENCH_JSONL = SHARED / "kernelbench" / "kernelbench_l1-l3.jsonl"
+_DATA_FILE = Path("kernelbench") / "kernelbench_l1-l3.jsonl"
+
+
+def real_kernelbench() -> Path | None:
+    """KernelBench's real problems: $CUDA_AGENT_KERNELBENCH, else the project's optional data folder
+    (`shared/`, inside the checkout, beside it, or at $CUDA_AGENT_SHARED); None when absent."""
+    given = os.environ.get("CUDA_AGENT_KERNELBENCH")
+    if given:
+        return Path(given) if Path(given).exists() else None
+    folders = [REPO / "shared", REPO.parent / "shared"]
+    if os.environ.get("CUDA_AGENT_SHARED"):
+        folders.insert(0, Path(os.environ["CUDA_AGENT_SHARED"]))
+    return next((f / _DATA_FILE for f in folders if (f / _DATA_FILE).is_file()), None)
+
+
+def kernelbench_or_skip() -> Path:
+    """`real_kernelbench()`, or skip the calling test saying how to provide the problems."""
+    path = real_kernelbench()
+    if path is None:
+        pytest.skip(NO_KERNELBENCH)
+    return path
 
 
 def _has_gpu() -> bool:

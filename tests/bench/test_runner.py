@@ -67,6 +67,9 @@ def test_stored_statuses_files_and_resume(tmp_path, solutions, service):
     by_name = {r.name: r for r in store.results()}
     lines = (store.root / RunStore.RESULTS).read_text().splitlines()
     assert len(by_name) == len(tasks) == len(lines)  # one line per task
+    versions = {t.name: t.hash for t in tasks}  # each line says which program text it scored
+    for row in map(json.loads, lines):
+        assert row["task"]["hash"] == row["verdict"]["task_hash"] == versions[row["task"]["name"]]
     for name in GOOD:
         assert by_name[name].status == "no_gpu" and by_name[name].verdict.compiled
         assert by_name[name].solution_hash == read_solution(FIXTURES / name).hash

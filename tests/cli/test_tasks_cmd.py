@@ -2,7 +2,7 @@ import json
 import subprocess
 import sys
 
-from tests.conftest import KERNELBENCH_JSONL
+from tests.conftest import FIXTURE_KERNELBENCH, kernelbench_or_skip
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -18,7 +18,7 @@ def test_tasks_lists_builtin_table():
 
 
 def test_tasks_kernelbench_json_by_level():
-    out = cli("tasks", str(KERNELBENCH_JSONL), "--json")
+    out = cli("tasks", str(kernelbench_or_skip()), "--levels", "1-3", "--json")
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in out.stdout.splitlines()]
     assert len(rows) == 250
@@ -28,9 +28,18 @@ def test_tasks_kernelbench_json_by_level():
 
 
 def test_tasks_table_counts_levels():
-    out = cli("tasks", str(KERNELBENCH_JSONL), "--levels", "1,3")
+    out = cli("tasks", str(kernelbench_or_skip()), "--levels", "1,3")
     assert out.returncode == 0
     assert "level 1: 100, level 3: 50" in out.stdout
+
+
+def test_tasks_kernelbench_from_the_named_copy():
+    out = cli("tasks", "kernelbench", "--kernelbench", str(FIXTURE_KERNELBENCH), "--json")
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [(r["level"], r["problem_id"]) for r in rows] == [(1, 1), (1, 2), (1, 10), (2, 1),
+                                                             (2, 2), (3, 1)]  # fmt: skip
+    assert all(r["kind"] == "kernelbench" and len(r["hash"]) == 16 for r in rows)
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):

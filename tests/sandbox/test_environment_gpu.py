@@ -10,7 +10,7 @@ import pytest
 
 from cuda_agent.sandbox import EnvConfig, Environment, Stage, Status, read_solution
 from cuda_agent.task import load_task, load_tasks
-from tests.conftest import KERNELBENCH_JSONL
+from tests.conftest import kernelbench_or_skip
 
 pytestmark = pytest.mark.gpu
 HERE = Path(__file__).parent
@@ -74,7 +74,7 @@ def test_wrong_kernel_is_a_mismatch(env, tmp_path):
 
 
 def test_degenerate_relu_inputs_are_redrawn(env):
-    [relu] = load_tasks(KERNELBENCH_JSONL, levels={1}, problem_ids={19})
+    [relu] = load_tasks(kernelbench_or_skip(), levels={1}, problem_ids={19})
     audit = env.audit(relu)
     assert "input 0 itself" in audit.passing["task"]
     assert audit.redrawn and not audit.degenerate

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cuda_agent.synth import Pipeline, SynthConfig, load_catalog
-from tests.conftest import KERNELBENCH_JSONL
+from tests.conftest import FIXTURE_KERNELBENCH_JSONL
 
 E2E_TASKS = 6
 E2E_SEED = 7
@@ -37,7 +37,7 @@ def e2e_config(synth_cache, tmp_path_factory) -> SynthConfig:
         device="cpu",
         workers=2,
         seed=E2E_SEED,
-        kernelbench=KERNELBENCH_JSONL,
+        kernelbench=FIXTURE_KERNELBENCH_JSONL,
         cache_dir=synth_cache,
     )
 

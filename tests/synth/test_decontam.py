@@ -10,7 +10,7 @@ from cuda_agent.synth.decontam import (
     trace_reference,
 )
 from cuda_agent.task import load_tasks
-from tests.conftest import KERNELBENCH_JSONL
+from tests.conftest import FIXTURE_KERNELBENCH_JSONL
 
 RELU_2D = """import torch
 import torch.nn as nn
@@ -37,15 +37,15 @@ def get_init_inputs():
 
 @pytest.fixture(scope="module")
 def kernelbench():
-    return load_tasks(KERNELBENCH_JSONL)
+    return load_tasks(FIXTURE_KERNELBENCH_JSONL)
 
 
 def test_ast_similarity_sees_through_names_and_constants(kernelbench):
-    relu = next(t for t in kernelbench if t.name == "L1_19_ReLU")
-    renamed = relu.code.replace("batch_size", "bs").replace("dim", "features").replace("x", "inp")
+    relu = next(t for t in kernelbench if t.name == "L1_1_Elementwise_ReLU")
+    renamed = relu.code.replace("rows", "bs").replace("features", "dim").replace("x", "inp")
     assert similarity(ast_tokens(relu.code), ast_tokens(renamed)) > 0.95
-    gemm = next(t for t in kernelbench if t.level == 3)
-    assert similarity(ast_tokens(relu.code), ast_tokens(gemm.code)) < 0.9
+    lstm = next(t for t in kernelbench if t.level == 3)
+    assert similarity(ast_tokens(relu.code), ast_tokens(lstm.code)) < 0.9
 
 
 def test_similarity_prunes_pairs_that_cannot_pass():
@@ -62,7 +62,7 @@ def test_shrinking_lowers_module_level_sizes_only():
 
 
 def test_kernelbench_programs_trace_to_aten_signatures(kernelbench):
-    picked = [t for t in kernelbench if t.name in ("L1_19_ReLU", "L3_35_LSTM")]
+    picked = [t for t in kernelbench if t.name in ("L1_1_Elementwise_ReLU", "L3_1_Tiny_LSTM")]
     res = run_isolated(trace_reference, ([(t.hash, t.code) for t in picked],), timeout_s=300)
     assert res.ok, res.error
     relu, lstm = res.value
@@ -71,7 +71,9 @@ def test_kernelbench_programs_trace_to_aten_signatures(kernelbench):
 
 
 def test_reference_flags_signature_matches_and_near_copies(kernelbench, tmp_path):
-    picked = [t for t in kernelbench if t.name in ("L1_19_ReLU", "L2_1_Conv2D_ReLU_BiasAdd")]
+    picked = [
+        t for t in kernelbench if t.name in ("L1_1_Elementwise_ReLU", "L2_1_Conv2d_ReLU_AddBias")
+    ]
     calls = []
 
     def trace(chunks):
@@ -86,7 +88,11 @@ def test_reference_flags_signature_matches_and_near_copies(kernelbench, tmp_path
     assert build_reference(picked, cache, trace).signatures == ref.signatures
     assert calls == [1]  # the second build read the cache
     verdict = ref.check([["relu", 2]], RELU_2D, 0.9)
-    assert verdict == {"ok": False, "reason": "kernelbench signature", "detail": "L1_19_ReLU"}
+    assert verdict == {
+        "ok": False,
+        "reason": "kernelbench signature",
+        "detail": "L1_1_Elementwise_ReLU",
+    }
     near = ref.check([["relu", 3]], picked[0].code.replace("x", "y"), 0.9)
     assert near["reason"] == "kernelbench ast" and near["similarity"] > 0.9
     assert ref.check([["relu", 3], ["tanh", 3]], RELU_2D.replace("F.relu", "F.tanh"), 0.99)["ok"]

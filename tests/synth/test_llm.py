@@ -10,7 +10,7 @@ from cuda_agent.sandbox import run_isolated
 from cuda_agent.synth import OpenAIChat, Pipeline, SynthConfig, llm_compose
 from cuda_agent.synth.filters import FilterConfig, eager_check
 from cuda_agent.synth.llm import extract_code
-from tests.conftest import KERNELBENCH_JSONL
+from tests.conftest import FIXTURE_KERNELBENCH_JSONL
 from tests.synth.programs import program
 
 # What the "model" writes, whatever it is asked for: the labels must follow this code.
@@ -105,7 +105,7 @@ def test_a_run_with_the_llm_composer_exports_its_program(catalog, synth_cache, t
     with ChatServer(f"```python\n{WRITTEN}```") as server:
         cfg = SynthConfig(
             n=1, out=tmp_path / "run", device="cpu", workers=2, seed=0, max_candidates=3,
-            kernelbench=KERNELBENCH_JSONL, cache_dir=synth_cache, llm_base_url=server.url,
+            kernelbench=FIXTURE_KERNELBENCH_JSONL, cache_dir=synth_cache, llm_base_url=server.url,
             llm_model="m", llm_fraction=1.0,
         )  # fmt: skip
         result = Pipeline(cfg).run()

@@ -17,8 +17,8 @@ from cuda_agent.synth.decontam import ast_tokens, build_reference, cache_file, s
 from cuda_agent.synth.dedup import signature_key, source_key
 from cuda_agent.synth.journal import STAGES, open_journals
 from cuda_agent.synth.verify import count_label_calls
-from cuda_agent.task import content_hash, load_tasks
-from tests.conftest import KERNELBENCH_JSONL
+from cuda_agent.task import KERNELBENCH_ENV, content_hash, load_tasks
+from tests.conftest import FIXTURE_KERNELBENCH_JSONL
 from tests.synth.conftest import E2E_TASKS
 
 
@@ -55,7 +55,7 @@ def test_every_label_names_an_operator_the_code_calls(rows):
 
 def test_no_kernelbench_signature_matches_or_near_copies(rows, e2e, e2e_config):
     journals = open_journals(e2e.out)
-    kernelbench = load_tasks(KERNELBENCH_JSONL)
+    kernelbench = load_tasks(FIXTURE_KERNELBENCH_JSONL)
     untraced = []
     trace = lambda chunks: untraced.extend(chunks) or []  # noqa: E731
     ref = build_reference(kernelbench, cache_file(e2e_config.cache_dir), trace)
@@ -141,7 +141,7 @@ def test_the_command_resumes_the_run_and_reports(e2e, e2e_config):
         "--seed",
         str(e2e_config.seed),
         "--kernelbench",
-        str(KERNELBENCH_JSONL),
+        str(FIXTURE_KERNELBENCH_JSONL),
         "--cache-dir",
         str(e2e_config.cache_dir),
     ]
@@ -171,7 +171,7 @@ def test_rejections_are_counted_per_reason(e2e):
 @pytest.mark.gpu
 def test_a_gpu_run_meets_the_targets(synth_cache, catalog, tmp_path):
     cfg = SynthConfig(n=8, out=tmp_path / "gpu", device="cuda", workers=8, seed=1,
-                      kernelbench=KERNELBENCH_JSONL, cache_dir=synth_cache)  # fmt: skip
+                      kernelbench=FIXTURE_KERNELBENCH_JSONL, cache_dir=synth_cache)  # fmt: skip
     result = Pipeline(cfg).run()
     assert len(result.exported) == 8
     assert set(result.summary["invariants"].values()) == {0}
@@ -184,7 +184,7 @@ def test_a_run_cut_by_its_time_limit_keeps_what_finished_and_a_rerun_finishes_it
     catalog, synth_cache, tmp_path
 ):
     cfg = SynthConfig(n=4, out=tmp_path / "cut", device="cpu", workers=2, seed=11,
-                      kernelbench=KERNELBENCH_JSONL, cache_dir=synth_cache)  # fmt: skip
+                      kernelbench=FIXTURE_KERNELBENCH_JSONL, cache_dir=synth_cache)  # fmt: skip
     cut = Pipeline(cfg).run(candidates=4, deadline=time.monotonic() + 1.0)
     assert cut.unfinished and set(cut.unfinished).isdisjoint(cut.resolved)
     assert any("time limit" in note for note in cut.notes)
@@ -198,3 +198,42 @@ def test_a_run_cut_by_its_time_limit_keeps_what_finished_and_a_rerun_finishes_it
         assert after.startswith(text)  # what the cut run wrote stands
         ids = [json.loads(line)["id"] for line in after.splitlines()]
         assert len(ids) == len(set(ids)), name  # and nothing was done twice
+
+
+def test_without_kernelbench_synth_says_decontamination_needs_it(catalog, synth_cache, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != KERNELBENCH_ENV}
+    env.update(HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    cmd = [sys.executable, "-m", "cuda_agent", "synth", "--n", "1", "--out", str(tmp_path / "run"),
+           "--device", "cpu", "--workers", "1", "--cache-dir", str(synth_cache)]  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 2, out.stderr
+    line = out.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: synthesis decontaminates against KernelBench and found none")
+    assert "--kernelbench PATH" in line and "--skip-decontamination" in line
+
+
+def test_skipping_decontamination_is_explicit_noted_and_fixed_per_run(catalog, synth_cache,
+                                                                       tmp_path):  # fmt: skip
+    cfg = SynthConfig(n=1, out=tmp_path / "run", device="cpu", workers=1, cache_dir=synth_cache,
+                      decontaminate=False)  # fmt: skip
+    pipeline = Pipeline(cfg)
+    pipeline.pool.close()
+    assert pipeline.reference.names == ()
+    assert any(n.startswith("decontamination skipped") for n in pipeline.notes)
+    checked = cfg.model_copy(
+        update={"decontaminate": True, "kernelbench": FIXTURE_KERNELBENCH_JSONL}
+    )
+    with pytest.raises(UserError, match="holds a run with decontaminate=False"):
+        Pipeline(checked)
+
+
+def test_a_run_folder_from_before_the_setting_resumes_with_its_default(catalog, synth_cache,
+                                                                        tmp_path):  # fmt: skip
+    cfg = SynthConfig(n=1, out=tmp_path / "old", device="cpu", workers=1, cache_dir=synth_cache,
+                      kernelbench=FIXTURE_KERNELBENCH_JSONL)  # fmt: skip
+    older = {k: v for k, v in cfg.identity().items() if k != "decontaminate"}
+    cfg.out.mkdir()
+    (cfg.out / "run.json").write_text(json.dumps(older))
+    pipeline = Pipeline(cfg)
+    pipeline.pool.close()
+    assert len(pipeline.reference.names) == len(load_tasks(FIXTURE_KERNELBENCH_JSONL))

@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from cuda_agent.task import BUILTIN_DIR, TaskError, load_task, load_tasks
-from tests.conftest import KERNELBENCH_JSONL
+from tests.conftest import FIXTURE_KERNELBENCH_JSONL, kernelbench_or_skip
 
 GOOD = """import torch
 import torch.nn as nn
@@ -60,8 +60,8 @@ def test_hash_follows_content_not_name(tmp_path):
     assert a.hash == b.hash != c.hash
 
 
-def test_kernelbench_jsonl_all_levels():
-    tasks = load_tasks(KERNELBENCH_JSONL)
+def test_kernelbench_all_levels():
+    tasks = load_tasks(kernelbench_or_skip(), levels={1, 2, 3})
     assert len(tasks) == 250
     by_level = {lv: sum(t.level == lv for t in tasks) for lv in (1, 2, 3)}
     assert by_level == {1: 100, 2: 100, 3: 50}
@@ -71,7 +71,7 @@ def test_kernelbench_jsonl_all_levels():
 
 
 def test_kernelbench_selection():
-    tasks = load_tasks(KERNELBENCH_JSONL, levels={2}, problem_ids={12, 17})
+    tasks = load_tasks(kernelbench_or_skip(), levels={2}, problem_ids={12, 17})
     assert [t.name for t in tasks] == [
         "L2_12_Gemm_Multiply_LeakyReLU",
         "L2_17_Conv2d_InstanceNorm_Divide",
@@ -79,15 +79,15 @@ def test_kernelbench_selection():
 
 
 def test_kernelbench_checkout(tmp_path):
-    rows = [json.loads(line) for line in KERNELBENCH_JSONL.read_text().splitlines()[:3]]
+    rows = [json.loads(line) for line in FIXTURE_KERNELBENCH_JSONL.read_text().splitlines()[:3]]
     level1 = tmp_path / "KernelBench" / "level1"
     level1.mkdir(parents=True)
     for row in rows:
         (level1 / f"{row['name']}.py").write_text(row["code"])
     (tmp_path / "KernelBench" / "level2").mkdir()
     tasks = load_tasks(tmp_path)
-    assert [t.source.problem_id for t in tasks] == [1, 2, 3]
-    assert tasks[0].name == "L1_1_Square_matrix_multiplication_"
+    assert [t.source.problem_id for t in tasks] == [1, 2, 10]
+    assert tasks[0].name == "L1_1_Elementwise_ReLU"
     assert load_tasks(tmp_path / "KernelBench", problem_ids={2})[0].source.problem_id == 2
 
 
@@ -173,6 +173,6 @@ def test_bad_paths_and_selections(tmp_path):
     with pytest.raises(TaskError, match="these tasks have no level"):
         load_tasks(levels={1})
     with pytest.raises(TaskError, match="no task matches"):
-        load_tasks(KERNELBENCH_JSONL, levels={1}, problem_ids={999})
+        load_tasks(FIXTURE_KERNELBENCH_JSONL, levels={1}, problem_ids={999})
     with pytest.raises(TaskError, match="no such task file"):
         load_task("not_a_task")

@@ -5,6 +5,7 @@ EvaluationService   Environment.evaluate's API over CPU build workers and one wo
 run_stored / run_agent   a task set with stored solutions or an agent, resumable (RunStore)
 run_baselines / run_audit   eager/torch.compile timings and the null-kernel audit over a set
 metrics.by_level    the paper's scores per level and overall; write_report: markdown + HTML
+compare_with_file   a run's verdicts beside another harness's (KernelBench's eval_results.json)
 """
 
 from importlib import import_module
@@ -14,6 +15,13 @@ from importlib import import_module
 _EXPORTS = {
     "AgentPolicy": "agent_runs",
     "EpisodeOutcome": "agent_runs",
+    "Comparison": "compare",
+    "compare_run": "compare",
+    "compare_with_file": "compare",
+    "verdict_text": "compare",
+    "write_comparison": "compare",
+    "TheirResult": "kernelbench_results",
+    "read_their_results": "kernelbench_results",
     "FAST_P_GRID": "metrics",
     "FASTER_BY": "metrics",
     "Metrics": "metrics",
@@ -66,6 +74,7 @@ __all__ = [
     "SERVICE_ERROR",
     "AgentPolicy",
     "EndpointFailing",
+    "Comparison",
     "EpisodeOutcome",
     "EvaluationService",
     "Job",
@@ -77,21 +86,27 @@ __all__ = [
     "StoredSolutions",
     "SweepItem",
     "TaskResult",
+    "TheirResult",
     "WorkerError",
     "WorkerLost",
     "WorkerStats",
     "by_level",
     "check_ray_address",
     "check_solutions",
+    "compare_run",
+    "compare_with_file",
     "compute",
     "geomean",
     "pending_tasks",
+    "read_their_results",
     "run_agent",
     "run_audit",
     "run_baselines",
     "run_lock",
     "run_stored",
     "verdict_line",
+    "verdict_text",
     "write_audit_table",
+    "write_comparison",
     "write_report",
 ]

@@ -118,7 +118,7 @@ def write_report(run_dir: str | Path) -> ReportFiles:
     context = {
         "meta": meta,
         "results": results,
-        "level_tables": [_level_table(key, s) for key, s in scores.items()],
+        "level_tables": [_level_table(key, s, set(scores)) for key, s in scores.items()],
         "fast_p_table": _fast_p_table(scores),
         "reward_table": _reward_table(scores),
         "status_table": _status_table(results),
@@ -147,11 +147,14 @@ def _redrawn(v: Verdict) -> bool:
     return v.input_distribution not in (None, "", "task")
 
 
-def _level_table(key: str, scores: m.Metrics) -> Table:
+def _level_table(key: str, scores: m.Metrics, groups: set[str]) -> Table:
+    """The run's scores for one group; beside them the paper's for the same KernelBench level, and
+    its overall figures only where the run's overall is over levels 1-3 too."""
     title = "Overall (levels weighted by task count)" if key == m.OVERALL else f"Level {key}"
     header = ["system", "tasks"] + [h for _, h, _ in COLUMNS]
     rows = [["this run", str(scores.tasks)] + [f(getattr(scores, k)) for k, _, f in COLUMNS]]
-    for row in paper.rows_for(key):
+    comparable = key != m.OVERALL or groups == {"L1", "L2", "L3", m.OVERALL}
+    for row in paper.rows_for(key) if comparable else ():
         rows.append([row.system, "—"] + [f(row.values.get(k)) for k, _, f in COLUMNS])
     return Table(title, header, rows)
 
@@ -298,13 +301,8 @@ def _markdown(ctx: dict) -> str:
     out += [*ctx["summary"], ""]
     for table in ctx["level_tables"]:
         out += [f"## {table.title}", "", table.markdown(), ""]
-    out += [
-        f'Paper rows: {paper.SOURCE}: "{paper.QUOTE}". The paper\'s "faster rate" is shown in '
-        'our "faster than torch.compile" column.',
-        "",
-        paper.NOT_FOUND,
-        "",
-    ]
+    out += [f'Paper rows (marked "(paper)"): {paper.SOURCE}.', ""]
+    out += [line for note in paper.NOTES for line in (note, "")]
     for table in (ctx["fast_p_table"], ctx["reward_table"], ctx["status_table"]):
         out += [f"## {table.title}", "", table.markdown(), ""]
     out += ["## Inputs", ""]

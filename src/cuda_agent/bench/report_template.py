@@ -44,10 +44,8 @@ HTML_TEMPLATE = r"""<!DOCTYPE html>
   {% endfor %}
 </table>
 {% endfor %}
-<p class="note">Italic rows: published numbers. {{ paper.SOURCE }}: &ldquo;{{ paper.QUOTE }}&rdquo;.
-The paper's &ldquo;faster rate&rdquo; is shown in our
-&ldquo;faster than torch.compile&rdquo; column.
-{{ paper.NOT_FOUND }}</p>
+<p class="note">Italic rows: published numbers. {{ paper.SOURCE }}.</p>
+{% for note in paper.NOTES %}<p class="note">{{ note }}</p>{% endfor %}
 <p class="note">Rates count every task of the group in the denominator. &ldquo;Correct only&rdquo;
 geometric means are over correct, timed solutions; &ldquo;all&rdquo; counts a failed task as 1.0x.
 Overall weights each level by its task count.</p>

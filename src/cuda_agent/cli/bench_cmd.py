@@ -26,14 +26,19 @@ from cuda_agent.bench import (
     verdict_line,
     write_report,
 )
-from cuda_agent.cli.options import check_at_least, parse_int_set
+from cuda_agent.cli.options import KernelBenchOpt, check_at_least, parse_int_set
 from cuda_agent.cli.writable import check_cache, check_writable_folder
 from cuda_agent.errors import Interrupted, UserError
 from cuda_agent.sandbox import Stage
 from cuda_agent.task import load_tasks
 
 TasksOpt = Annotated[
-    str, typer.Option("--tasks", help="Task set: builtin, a .py file, folder, KernelBench, .jsonl.")
+    str,
+    typer.Option(
+        "--tasks",
+        help="Task set: builtin, kernelbench (see --kernelbench), a .py file, folder, KernelBench "
+        "checkout, .jsonl.",
+    ),
 ]
 LevelsOpt = Annotated[str | None, typer.Option(help="KernelBench levels, e.g. 1,2.")]
 IdsOpt = Annotated[str | None, typer.Option(help="KernelBench problem ids, e.g. 1,5-9.")]
@@ -60,6 +65,7 @@ def bench(
     tasks: TasksOpt = "builtin",
     levels: LevelsOpt = None,
     ids: IdsOpt = None,
+    kernelbench: KernelBenchOpt = None,
     solutions: Annotated[
         Path | None, typer.Option(help="Stored solutions: one folder per task, named by task.")
     ] = None,
@@ -95,7 +101,9 @@ def bench(
     check_at_least(workers, 1, "--workers")
     check_at_least(max_turns, 1, "--max-turns")
     check_at_least(timeout, 1, "--timeout")
-    found = load_tasks(tasks, parse_int_set(levels, "--levels"), parse_int_set(ids, "--ids"))
+    found = load_tasks(
+        tasks, parse_int_set(levels, "--levels"), parse_int_set(ids, "--ids"), kernelbench
+    )
     config = _service(gpus, compile_workers, ray, in_process)
     policy = None
     if solutions is not None:
@@ -149,12 +157,15 @@ def baselines(
     tasks: TasksOpt = "builtin",
     levels: LevelsOpt = None,
     ids: IdsOpt = None,
+    kernelbench: KernelBenchOpt = None,
     gpus: GpusOpt = None,
     ray: RayOpt = None,
     in_process: InProcessOpt = False,
 ) -> None:
     """Time eager and torch.compile once per (task, GPU, torch version) into the cache."""
-    found = load_tasks(tasks, parse_int_set(levels, "--levels"), parse_int_set(ids, "--ids"))
+    found = load_tasks(
+        tasks, parse_int_set(levels, "--levels"), parse_int_set(ids, "--ids"), kernelbench
+    )
     _sweep(run_baselines, found, out, _service(gpus, 0, ray, in_process), "baselines", True)
 
 
@@ -163,12 +174,15 @@ def audit(
     tasks: TasksOpt = "builtin",
     levels: LevelsOpt = None,
     ids: IdsOpt = None,
+    kernelbench: KernelBenchOpt = None,
     gpus: GpusOpt = None,
     ray: RayOpt = None,
     in_process: InProcessOpt = False,
 ) -> None:
     """Run the null-kernel battery over a task set: where a trivial output passes, and the fix."""
-    found = load_tasks(tasks, parse_int_set(levels, "--levels"), parse_int_set(ids, "--ids"))
+    found = load_tasks(
+        tasks, parse_int_set(levels, "--levels"), parse_int_set(ids, "--ids"), kernelbench
+    )
     _sweep(run_audit, found, out, _service(gpus, 0, ray, in_process), "audit")
     typer.echo(f"table: {out.with_suffix('.md')}")
 

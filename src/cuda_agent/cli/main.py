@@ -7,6 +7,7 @@ import sys
 import typer
 
 from cuda_agent.cli.bench_cmd import COMMANDS as BENCH_COMMANDS
+from cuda_agent.cli.compare_cmd import compare
 from cuda_agent.cli.eval_cmd import eval_solution
 from cuda_agent.cli.optimize_cmd import optimize
 from cuda_agent.cli.synth_cmd import synth_app
@@ -37,6 +38,7 @@ app.command()(train)
 app.add_typer(synth_app, name="synth")
 for _command in BENCH_COMMANDS:  # bench, baselines, audit, report
     app.command()(_command)
+app.command()(compare)
 
 
 def main() -> None:

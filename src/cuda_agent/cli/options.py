@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
 from cuda_agent.errors import UserError
+
+KernelBenchOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--kernelbench",
+        help="KernelBench copy for --tasks kernelbench: a checkout, a folder of level folders or "
+        "a JSONL (default: $CUDA_AGENT_KERNELBENCH, else the Hugging Face dataset).",
+    ),
+]
 
 
 def parse_int_set(text: str | None, option: str) -> set[int] | None:

@@ -34,7 +34,18 @@ WINDOW = Annotated[
     str | None, typer.Option(help="Eager runtime window in ms, LO,HI (default: per device).")
 ]
 KERNELBENCH = Annotated[
-    Path | None, typer.Option(help="KernelBench JSONL or checkout to decontaminate against.")
+    Path | None,
+    typer.Option(
+        help="KernelBench checkout, folder or JSONL to decontaminate against (default: "
+        "$CUDA_AGENT_KERNELBENCH, else the Hugging Face dataset)."
+    ),
+]
+SKIP_DECONTAM = Annotated[
+    bool,
+    typer.Option(
+        "--skip-decontamination",
+        help="Make tasks without checking them against KernelBench (they may copy its problems).",
+    ),
 ]
 CACHE = Annotated[Path | None, typer.Option(help="Cache of the catalog and reference traces.")]
 MAX_CANDIDATES = Annotated[int | None, typer.Option(help="Stop after this many candidates.")]
@@ -52,11 +63,12 @@ def synth(
     kernelbench: KERNELBENCH = None, cache_dir: CACHE = None,
     max_candidates: MAX_CANDIDATES = None, llm_base_url: LLM_URL = None,
     llm_model: LLM_MODEL = None, llm_fraction: LLM_FRACTION = 0.0,
+    skip_decontamination: SKIP_DECONTAM = False,
 ) -> None:  # fmt: skip
     """Synthesize tasks: compose, filter, label, dedup, decontaminate, compile, export."""
     if ctx.invoked_subcommand is None:
         run(n, out, device, workers, ray, seed, window, kernelbench, cache_dir, max_candidates,
-            llm_base_url, llm_model, llm_fraction)  # fmt: skip
+            llm_base_url, llm_model, llm_fraction, skip_decontamination)  # fmt: skip
 
 
 @synth_app.command("run")
@@ -66,6 +78,7 @@ def run(
     kernelbench: KERNELBENCH = None, cache_dir: CACHE = None,
     max_candidates: MAX_CANDIDATES = None, llm_base_url: LLM_URL = None,
     llm_model: LLM_MODEL = None, llm_fraction: LLM_FRACTION = 0.0,
+    skip_decontamination: SKIP_DECONTAM = False,
 ) -> None:  # fmt: skip
     """Synthesize tasks (the default command of `cuda-agent synth`)."""
     if n is None or out is None:
@@ -84,6 +97,7 @@ def run(
             window_ms=_window(window), kernelbench=kernelbench,
             cache_dir=cache_dir or default_cache_dir(), max_candidates=max_candidates,
             llm_base_url=llm_base_url, llm_model=llm_model, llm_fraction=llm_fraction,
+            decontaminate=not skip_decontamination,
         )  # fmt: skip
     except ValidationError as err:  # --n 0, --workers 0
         raise UserError(_option_error(err)) from None

@@ -10,20 +10,27 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from cuda_agent.cli.options import parse_int_set
+from cuda_agent.cli.options import KernelBenchOpt, parse_int_set
 from cuda_agent.task import load_tasks
 
 
 def tasks(
     path: Annotated[
-        str, typer.Argument(help="A .py file, folder, KernelBench checkout, .jsonl or .parquet.")
+        str,
+        typer.Argument(
+            help="builtin, kernelbench (levels 1-3 unless --levels), a .py file, folder, "
+            "KernelBench checkout, .jsonl or .parquet."
+        ),
     ] = "builtin",
     levels: Annotated[str | None, typer.Option(help="KernelBench levels, e.g. 1,2.")] = None,
     ids: Annotated[str | None, typer.Option(help="KernelBench problem ids, e.g. 1,5-9.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object a line.")] = False,
+    kernelbench: KernelBenchOpt = None,
 ) -> None:
     """List the tasks of a set (the built-in tasks by default)."""
-    found = load_tasks(path, parse_int_set(levels, "--levels"), parse_int_set(ids, "--ids"))
+    found = load_tasks(
+        path, parse_int_set(levels, "--levels"), parse_int_set(ids, "--ids"), kernelbench
+    )
     if as_json:
         for task in found:
             record = task.to_record()

@@ -3,7 +3,7 @@ filtered by execution, labelled by tracing, deduplicated, decontaminated against
 exported as a CUDA-Agent-Ops-6K-compatible dataset."""
 
 from cuda_agent.synth.catalog import Catalog, OpEntry, catalog_rows, load_catalog
-from cuda_agent.synth.config import SynthConfig, default_cache_dir, kernelbench_path
+from cuda_agent.synth.config import SynthConfig, default_cache_dir
 from cuda_agent.synth.export import DATA_SOURCE
 from cuda_agent.synth.filters import FilterConfig, compile_check, eager_check
 from cuda_agent.synth.journal import STAGES, open_journals
@@ -27,7 +27,6 @@ __all__ = [
     "compile_check",
     "default_cache_dir",
     "eager_check",
-    "kernelbench_path",
     "llm_compose",
     "load_catalog",
     "open_journals",

@@ -1,5 +1,5 @@
 """Settings of a synthesis run (stored in the run's folder, so a rerun can check it resumes the
-same run) and where the KernelBench reference and the caches live."""
+same run) and where the caches live."""
 
 from __future__ import annotations
 
@@ -7,14 +7,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cuda_agent.errors import UserError
 from cuda_agent.sandbox import default_cache_dir as sandbox_cache_dir
 from cuda_agent.synth.profiles import profile_for
 
-KERNELBENCH_FILE = "kernelbench_l1-l3.jsonl"
 # Settings that define which candidates a run makes and how they are judged: fixed per run folder.
 IDENTITY = ("seed", "device", "window_ms", "atol", "rtol", "ast_threshold", "compile_backend",
-            "llm_fraction", "llm_model")  # fmt: skip
+            "llm_fraction", "llm_model", "decontaminate")  # fmt: skip
 
 
 def default_cache_dir() -> Path:
@@ -35,7 +33,9 @@ class SynthConfig(BaseModel):
     atol: float = 1e-2
     rtol: float = 1e-2
     ast_threshold: float = 0.9
-    kernelbench: Path | None = None  # None: found beside the project (../shared/kernelbench)
+    # the KernelBench copy to decontaminate against; None: $CUDA_AGENT_KERNELBENCH, else the hub
+    kernelbench: Path | None = None
+    decontaminate: bool = True  # False only when the user opts out explicitly
     cache_dir: Path = Field(default_factory=default_cache_dir)
     max_candidates: int | None = None  # None: 20 per task wanted, at least 200
     compile_backend: str = "inductor"
@@ -58,20 +58,3 @@ class SynthConfig(BaseModel):
     def identity(self) -> dict:
         data = self.model_dump(mode="json")
         return {k: data[k] for k in IDENTITY} | {"window_ms": list(self.window)}
-
-
-def kernelbench_path(given: Path | None) -> Path:
-    """The KernelBench JSONL: as given, else beside the working folder or this checkout."""
-    if given is not None:
-        if not Path(given).exists():
-            raise UserError(f"--kernelbench {given}: no such file; give the KernelBench JSONL")
-        return Path(given)
-    here = Path(__file__).resolve()
-    for root in (Path.cwd(), *here.parents):
-        candidate = root.parent / "shared" / "kernelbench" / KERNELBENCH_FILE
-        if candidate.is_file():
-            return candidate
-    raise UserError(
-        f"KernelBench reference not found ({KERNELBENCH_FILE}); pass --kernelbench PATH "
-        "(a KernelBench checkout or its JSONL)"
-    )

@@ -21,7 +21,7 @@ import torch
 
 from cuda_agent.errors import UserError
 from cuda_agent.synth.catalog import load_catalog
-from cuda_agent.synth.config import SynthConfig, kernelbench_path
+from cuda_agent.synth.config import SynthConfig
 from cuda_agent.synth.decontam import Reference, build_reference, cache_file
 from cuda_agent.synth.executor import LocalPool, RayPool
 from cuda_agent.synth.export import task_rows, write_dataset
@@ -30,7 +30,7 @@ from cuda_agent.synth.jobs import reference_job
 from cuda_agent.synth.journal import open_journals
 from cuda_agent.synth.report import summarize, write_report
 from cuda_agent.synth.scheduler import Scheduler, limits_for
-from cuda_agent.task import load_tasks
+from cuda_agent.task import KERNELBENCH, TaskError, load_tasks
 
 
 class Progress(Protocol):
@@ -143,9 +143,12 @@ class Pipeline:
         identity = self.cfg.identity()
         if path.is_file():
             before = json.loads(path.read_text())
-            changed = [k for k in identity if before.get(k) != identity[k]]
+            # a setting missing from an older run.json did not exist then: it had its default
+            defaults = {k: f.default for k, f in SynthConfig.model_fields.items()}
+            before = {k: before.get(k, defaults.get(k)) for k in identity}
+            changed = [k for k in identity if before[k] != identity[k]]
             if changed:
-                was = ", ".join(f"{k}={before.get(k)!r}" for k in changed)
+                was = ", ".join(f"{k}={before[k]!r}" for k in changed)
                 raise UserError(
                     f"{self.out} holds a run with {was}; resume it with the same options "
                     "or choose another --out"
@@ -154,7 +157,19 @@ class Pipeline:
             path.write_text(json.dumps(identity, indent=2) + "\n")
 
     def _reference(self) -> Reference:
-        tasks = load_tasks(kernelbench_path(self.cfg.kernelbench))
+        if not self.cfg.decontaminate:
+            self.notes.append(
+                "decontamination skipped (--skip-decontamination): tasks may copy KernelBench "
+                "problems; do not evaluate on KernelBench a model trained on them"
+            )
+            return Reference(names=(), signatures={}, tokens=(), untraced=())
+        try:
+            tasks = load_tasks(KERNELBENCH, kernelbench=self.cfg.kernelbench)
+        except TaskError as err:
+            raise UserError(
+                f"synthesis decontaminates against KernelBench and found none: {err} "
+                "(or opt out with --skip-decontamination)"
+            ) from None
         cache = cache_file(self.cfg.cache_dir)
         workers = min(self.cfg.workers, os.cpu_count() or 1)
         pool = LocalPool(workers)

@@ -1,5 +1,6 @@
 """Load task sets from any path a user gives: a .py file, a folder, a KernelBench checkout,
-JSONL with a `code` field, or parquet with a `code` column (the CUDA-Agent-Ops-6K schema)."""
+JSONL with a `code` field, or parquet with a `code` column (the CUDA-Agent-Ops-6K schema); or by
+name: `builtin`, and `kernelbench` (the user's copy or the Hugging Face dataset: kernelbench.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,14 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from cuda_agent.task.kernelbench import (
+    DEFAULT_LEVELS,
+    HOW_TO_POINT,
+    KERNELBENCH,
+    kernelbench_name,
+    kernelbench_source,
+    load_from_hub,
+)
 from cuda_agent.task.limits import check_size
 from cuda_agent.task.types import Task, TaskSource
 from cuda_agent.task.validate import TaskError, check_program, declared_ops
@@ -21,12 +30,17 @@ def load_tasks(
     path: str | Path | None = None,
     levels: Iterable[int] | None = None,
     problem_ids: Iterable[int] | None = None,
+    kernelbench: str | Path | None = None,
 ) -> list[Task]:
     """Every task at `path` (the built-in set when None or "builtin"), validated by parsing.
 
     `levels` and `problem_ids` select KernelBench problems; selecting on a set whose tasks carry
-    no KernelBench level is an error, as is a selection that matches nothing.
+    no KernelBench level is an error, as is a selection that matches nothing. `path` "kernelbench"
+    is KernelBench's levels 1-3 (or `levels`) from the copy at `kernelbench`, else the one
+    $CUDA_AGENT_KERNELBENCH names, else the Hugging Face dataset.
     """
+    if str(path) == KERNELBENCH:
+        return _load_kernelbench(kernelbench, levels, problem_ids)
     if path is None or str(path) == BUILTIN:
         tasks = _load_folder(BUILTIN_DIR, kind="builtin")
     else:
@@ -34,6 +48,17 @@ def load_tasks(
     if not tasks:
         raise TaskError(f"{path}: no tasks found")
     return _select(tasks, path or BUILTIN, levels, problem_ids)
+
+
+def _load_kernelbench(given, levels, problem_ids) -> list[Task]:
+    levels = set(levels) if levels is not None else set(DEFAULT_LEVELS)
+    copy = kernelbench_source(given)
+    if copy is None:
+        return _select(load_from_hub(sorted(levels)), KERNELBENCH, levels, problem_ids)
+    tasks = _load_path(copy)
+    if all(t.level is None for t in tasks):
+        raise TaskError(f"{copy}: holds no KernelBench problems (no levels); {HOW_TO_POINT}")
+    return _select(tasks, copy, levels, problem_ids)
 
 
 def load_task(path: str | Path) -> Task:
@@ -106,11 +131,6 @@ def _load_kernelbench_level(level_dir: Path) -> list[Task]:
         source = TaskSource("kernelbench", str(f), level=level, problem_id=int(match.group(1)))
         tasks.append(Task(name=kernelbench_name(level, f.stem), code=code, source=source))
     return tasks
-
-
-def kernelbench_name(level: int, stem: str) -> str:
-    """`L1_19_ReLU` for level1/19_ReLU.py: unique across levels, safe as a folder name."""
-    return f"L{level}_{stem}"
 
 
 def _problem_sort_key(f: Path) -> tuple[int, str]:

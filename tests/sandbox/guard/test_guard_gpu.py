@@ -22,6 +22,7 @@ import pytest
 
 from cuda_agent.sandbox import EnvConfig, Environment, Stage, Status, Verdict, read_solution
 from cuda_agent.task import Task, load_task, load_tasks
+from tests.conftest import kernelbench_or_skip
 from tests.sandbox.conftest import guard_case_solution
 
 pytestmark = pytest.mark.gpu
@@ -37,22 +38,14 @@ def _expect(folder: Path) -> dict:
     return json.loads((folder / "expect.json").read_text())
 
 
-def _shared() -> Path:
-    default = Path(__file__).resolve().parents[4] / "shared"
-    if default.is_dir():
-        return default
-    if os.environ.get("CUDA_AGENT_SHARED"):
-        return Path(os.environ["CUDA_AGENT_SHARED"])
-    pytest.skip("the shared folder (KernelBench data) is missing; set CUDA_AGENT_SHARED")
-
-
 def load_expected_task(spec: str) -> Task:
     """A built-in name, a path relative to the repository, or kernelbench:L<level>:<id>."""
     if spec.startswith("kernelbench:"):
         _, level, problem = spec.split(":")
-        jsonl = _shared() / "kernelbench" / "kernelbench_l1-l3.jsonl"
         [task] = load_tasks(
-            jsonl, levels=[int(level.removeprefix("L"))], problem_ids=[int(problem)]
+            kernelbench_or_skip(),
+            levels=[int(level.removeprefix("L"))],
+            problem_ids=[int(problem)],
         )
         return task
     return load_task(REPO / spec if spec.endswith(".py") else spec)
