@@ -98,6 +98,9 @@ def test_report_files_and_content(tmp_path):
     assert "L1_23_Op: task" not in md  # the task's own inputs are not listed as re-drawn
     assert "- L3_1_Op" in md.split("Degenerate")[1]
     assert "| missing | 1 |" in md
+    tasks = md.split("Tasks")[-1]
+    assert "| task | level | status | compiled | reward |" in tasks
+    assert "| L2_7_Op | L2 | missing | no | -1 |" in tasks  # nothing was built for it
     for figure in files.figures:
         assert figure.stat().st_size > 5000  # a real PNG, not an empty canvas
     html = files.html.read_text()

@@ -66,3 +66,38 @@ def test_library_headers_missing_here_is_no_gpu_not_a_compile_error(env):
     verdict = env.evaluate(load_task("gemm_bias_gelu"), read_solution(gemm), Stage.PROFILE)
     assert verdict.status == Status.NO_GPU and verdict.reward == -1
     assert "cuBLAS/cuDNN headers" in verdict.message and "cublas_v2.h" in verdict.message
+
+
+def test_a_binding_no_kernel_registers_is_a_runtime_error_without_a_gpu(env, tmp_path):
+    typo = tmp_path / "typo"
+    shutil.copytree(CHAIN, typo)
+    entry = typo / "model_new.py"
+    entry.write_text(entry.read_text().replace("chain_forward(", "chain_fwd("))
+    verdict = env.evaluate(load_task("elementwise_chain"), read_solution(typo), Stage.PROFILE)
+    assert verdict.status == Status.RUNTIME_ERROR and verdict.compiled
+    assert "model_new.py:14: cuda_extension.chain_fwd" in verdict.message
+    assert verdict.reward == -1
+
+
+def test_a_task_whose_get_inputs_raises_is_named_without_a_gpu(env, tmp_path):
+    code = load_task("elementwise_chain").code
+    path = tmp_path / "broken_chain.py"
+    raising = "def get_inputs():\n    raise ValueError('no inputs today')"
+    path.write_text(code.replace("def get_inputs():", raising, 1))
+    verdict = env.evaluate(load_task(path), read_solution(CHAIN), Stage.PROFILE)
+    assert verdict.status == Status.INVALID and verdict.compiled
+    assert "the task's own program fails" in verdict.message
+    assert "get_inputs() raised ValueError: no inputs today" in verdict.message
+
+
+def test_a_sound_task_and_solution_say_what_was_checked_without_a_gpu(env):
+    verdict = env.evaluate(load_task("elementwise_chain"), read_solution(CHAIN), Stage.VERIFY)
+    assert verdict.status == Status.NO_GPU
+    assert "every binding model_new.py calls is registered" in verdict.message
+
+
+def test_a_build_made_beforehand_reports_its_own_time(env):
+    task, solution = load_task("elementwise_chain"), read_solution(CHAIN)
+    build = env.build(task, solution)
+    verdict = env.evaluate(task, solution, Stage.COMPILE, prebuilt=build)
+    assert verdict.seconds["build"] == build.seconds["total"] > 0

@@ -16,11 +16,13 @@ import uuid
 
 import torch
 
+from cuda_agent.sandbox.build.bindings import unregistered_calls
 from cuda_agent.sandbox.build.extension import BuildResult, build_extension
 from cuda_agent.sandbox.build.pch import ensure_pch
 from cuda_agent.sandbox.build.toolchain import Toolchain, find_toolchain
 from cuda_agent.sandbox.check.audit import AuditRecord
 from cuda_agent.sandbox.check.inputs import nbytes
+from cuda_agent.sandbox.check.task_probe import task_program_error
 from cuda_agent.sandbox.check.verify import check_outputs
 from cuda_agent.sandbox.config import EnvConfig
 from cuda_agent.sandbox.guard.runtime import kernel_names
@@ -58,6 +60,7 @@ class Environment:
         self._device = torch.device("cuda", self.config.device_index) if self.has_gpu else None
         self.gpu_name = torch.cuda.get_device_name(self._device) if self.has_gpu else None
         self._trusted = TrustedSide(self.config, self._device, self.gpu_name)
+        self._task_errors: dict[str, str] = {}  # task hash -> its program's error ("" = none)
         self._spare = (
             SpareCandidate(self._new_candidate, self.config.spare_processes)
             if self.has_gpu
@@ -160,7 +163,10 @@ class Environment:
             self._spare.prepare()  # the candidate process starts while the extension builds
         start = time.perf_counter()
         build = prebuilt or self.build(task, solution)
-        seconds["build"] = time.perf_counter() - start
+        # a build made beforehand (bench builds on a pool of its own) reports its own time
+        seconds["build"] = build.seconds.get("total", 0.0) if prebuilt else (
+            time.perf_counter() - start
+        )
         if not build.ok and not self.has_gpu and _GPU_ONLY_HEADERS.search(build.log):
             message = (
                 "compile-only check incomplete: the bindings include cuBLAS/cuDNN "
@@ -177,17 +183,42 @@ class Environment:
         if stage == Stage.COMPILE:
             return to_verdict(head, Compiled(f"{built}; verify checks correctness"), True)
         if not self.has_gpu:
-            message = (
-                f"{built} (compile-only: no GPU on this machine); correctness "
-                "and timing need a CUDA GPU"
-            )
-            return to_verdict(head, Failure(Status.NO_GPU, message), True)
+            return self._without_gpu(task, solution, built, head)
         if not build.linked or build.so_path is None:
             message = (
                 "the extension was compiled but not linked: torch's CUDA libraries were not found"
             )
             return to_verdict(head, Failure(Status.COMPILE_ERROR, message), False)
         return self._run(task, solution, build, stage, head, alone)
+
+    def _without_gpu(self, task, solution, built: str, head: Head) -> Verdict:
+        """What can be known without running the candidate: the bindings model_new.py calls
+        exist, and the task's own functions run."""
+        missing = unregistered_calls(solution)
+        if missing:
+            message = (
+                f"{built}, but model_new.py calls bindings no kernel registers: "
+                f"{'; '.join(missing)}; register each with REGISTER_BINDING in a "
+                "kernels/*_binding.cpp, or call one that is registered"
+            )
+            return to_verdict(head, Failure(Status.RUNTIME_ERROR, message), True)
+        broken = self._task_errors.get(task.hash, "")
+        if task.hash not in self._task_errors:
+            start = time.perf_counter()
+            broken = self._task_errors[task.hash] = task_program_error(task) or ""
+            head.seconds["task_check"] = time.perf_counter() - start
+        if broken:
+            message = (
+                f"{built}, but the task's own program fails, not the solution: {broken}; "
+                "fix the task's model.py"
+            )
+            return to_verdict(head, Failure(Status.INVALID, message), True)
+        message = (
+            f"{built} (compile-only: no GPU on this machine); every binding model_new.py calls "
+            "is registered and the task's inputs and Model build; correctness and timing need "
+            "a CUDA GPU"
+        )
+        return to_verdict(head, Failure(Status.NO_GPU, message), True)
 
     def _run(self, task, solution, build, stage, head: Head, alone: bool) -> Verdict:
         """Load, verify and (at stage profile) time the candidate in a process of its own."""
