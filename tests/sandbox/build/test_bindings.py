@@ -31,7 +31,10 @@ def test_unregistered_names_are_named_with_their_line_under_any_alias():
         "    return ext.relu2(gelu(x))\n"
     )
     missing = unregistered_calls(_solution(entry, BINDING + "REGISTER_BINDING(relu, relu);\n"))
-    assert missing == ["model_new.py:2: cuda_extension.gelu", "model_new.py:5: cuda_extension.relu2"]
+    assert missing == [
+        "model_new.py:2: cuda_extension.gelu",
+        "model_new.py:5: cuda_extension.relu2",
+    ]
 
 
 def test_unparsable_python_is_left_to_the_static_guard():

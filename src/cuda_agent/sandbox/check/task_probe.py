@@ -6,8 +6,8 @@ verdict. The functions run first with torch's meta device as the default, where 
 shapes but no storage: a problem with 6 GiB inputs costs nothing. An error of the task's own code
 there is the answer. Code that needs real values (`.item()`, indexing with data) or an op without
 a meta kernel cannot run on meta, so such a failure is tried again on the CPU at full size, under
-a memory limit; a CPU run that runs out of memory or time reports nothing. The task's code runs in a confined
-child, as any program the harness did not write.
+a memory limit; a CPU run that runs out of memory or time reports nothing. The task's code runs
+in a confined child, as any program the harness did not write.
 """
 
 from __future__ import annotations
