@@ -164,8 +164,8 @@ class Environment:
         start = time.perf_counter()
         build = prebuilt or self.build(task, solution)
         # a build made beforehand (bench builds on a pool of its own) reports its own time
-        seconds["build"] = build.seconds.get("total", 0.0) if prebuilt else (
-            time.perf_counter() - start
+        seconds["build"] = (
+            build.seconds.get("total", 0.0) if prebuilt else (time.perf_counter() - start)
         )
         if not build.ok and not self.has_gpu and _GPU_ONLY_HEADERS.search(build.log):
             message = (
