@@ -27,7 +27,7 @@ from cuda_agent.sandbox.guard.runtime import kernel_names
 from cuda_agent.sandbox.guard.static import check_static
 from cuda_agent.sandbox.outcome import Compiled, Correct, Facts, Failure, Head, Outcome, to_verdict
 from cuda_agent.sandbox.process.candidate import CandidateFailure, CandidateProcess, discard
-from cuda_agent.sandbox.process.messages import Load
+from cuda_agent.sandbox.process.messages import Load, LoadSingleFile
 from cuda_agent.sandbox.process.spare import SpareCandidate
 from cuda_agent.sandbox.process.watch import forkserver_context
 from cuda_agent.sandbox.retry import (
@@ -35,6 +35,9 @@ from cuda_agent.sandbox.retry import (
     evaluate_again_alone,
     harness_out_of_memory,
 )
+from cuda_agent.sandbox.single_file.evaluate import evaluate_single_file
+from cuda_agent.sandbox.single_file.extensions import ExtensionBuilder
+from cuda_agent.sandbox.single_file.submission import SingleFileSolution
 from cuda_agent.sandbox.timing.baselines import BaselineRecord
 from cuda_agent.sandbox.timing.gpu_work import start_recording_once
 from cuda_agent.sandbox.timing.profile import CandidateRun, TimingJob, profile_candidate
@@ -149,6 +152,11 @@ class Environment:
 
     def _evaluate(self, task, solution, stage, prebuilt, alone: bool) -> Verdict:
         head = Head(task.name, task.hash, stage, self.gpu_name)
+        if isinstance(solution, SingleFileSolution):
+            return evaluate_single_file(
+                task, solution, stage, head, self.config, lambda: self.toolchain, self.has_gpu,
+                lambda builder: self._run(task, solution, None, stage, head, alone, builder),
+            )  # fmt: skip
         seconds = head.seconds
         start = time.perf_counter()
         violations = check_static(solution)
@@ -189,8 +197,13 @@ class Environment:
             return to_verdict(head, Failure(Status.COMPILE_ERROR, message), False)
         return self._run(task, solution, build, stage, head, alone)
 
-    def _run(self, task, solution, build, stage, head: Head, alone: bool) -> Verdict:
-        """Load, verify and (at stage profile) time the candidate in a process of its own."""
+    def _run(
+        self, task, solution, build, stage, head: Head, alone: bool,
+        builder: ExtensionBuilder | None = None,
+    ) -> Verdict:  # fmt: skip
+        """Load, verify and (at stage profile) time the candidate in a process of its own: a
+        workspace's built extension, or a single file whose extensions `builder` builds when
+        its process asks."""
         seconds, trusted, config = head.seconds, self._trusted, self.config
         start = time.perf_counter()
         ref = trusted.reference(task)
@@ -208,16 +221,17 @@ class Environment:
             seconds["child_start"] = time.perf_counter() - start  # the wait for a spare
             seconds.update({f"process_{k}": v for k, v in cand.startup_s.items()})  # its start
             with trusted.gpu_shared():  # the candidate's GPU work never overlaps a timing
-                cand.request(
-                    Load(
-                        so_path=str(build.so_path),
-                        entry_path=str(workdir / ENTRY),
-                        init_inputs=ref.init_inputs,
-                        state_dict=trusted.shared(ref.state_for_candidate),
-                    )
-                )
+                state_dict = trusted.shared(ref.state_for_candidate)
+                if builder is None:
+                    entry = str(workdir / ENTRY)
+                    cand.request(Load(str(build.so_path), entry, ref.init_inputs, state_dict))
+                    own = kernel_names(solution.files)
+                else:  # the kernels of every extension built so far, lazily built ones too
+                    cand.on_extension, own = builder, builder.kernels
+                    entry_point = solution.entry_point
+                    entry = str(workdir / ENTRY)
+                    cand.request(LoadSingleFile(entry, entry_point, ref.init_inputs, state_dict))
                 seconds["child_load"] = time.perf_counter() - start - seconds["child_start"]
-                own = kernel_names(solution.files)
                 first = trusted.draw(ref, audit)
                 first_ref = ref(*first)
                 poison = 2 * nbytes(first_ref)
@@ -271,7 +285,7 @@ class Environment:
             return to_verdict(head, harness_out_of_memory(err), True, facts)
         except CandidateFailure as err:
             outcome: Outcome = blame_out_of_memory(err.failure, err.out_of_memory, alone)
-            return to_verdict(head, outcome, True, facts)
+            return to_verdict(head, outcome, err.compiled, facts)
         finally:
             if cand is not None:
                 discard(cand)
