@@ -76,7 +76,7 @@ _EXPORTS = {
     "milestone_reward": "reward",
     "SingleFileSolution": "single_file.submission",
     "read_submission": "single_file.submission",
-    "single_file": "single_file.submission",
+    "single_file_solution": "single_file.submission",
     "Stage": "verdict",
     "Status": "verdict",
     "Verdict": "verdict",

@@ -22,7 +22,7 @@ from cuda_agent.sandbox.outcome import Compiled, Failure, Head, to_verdict
 from cuda_agent.sandbox.single_file.compile_stage import compile_in_child
 from cuda_agent.sandbox.single_file.extensions import ExtensionBuilder
 from cuda_agent.sandbox.single_file.guard import check_file, lazy_in_forward
-from cuda_agent.sandbox.single_file.submission import SingleFileSolution, problem
+from cuda_agent.sandbox.single_file.submission import SingleFileSolution, missing_entry, problem
 from cuda_agent.sandbox.verdict import Stage, Status, Verdict
 from cuda_agent.sandbox.workspace import ENTRY
 from cuda_agent.task import Task
@@ -51,6 +51,9 @@ def evaluate_single_file(
     if violations:
         message = "the static guard rejected the submission (see violations)"
         return to_verdict(head, Failure(Status.VIOLATION, message, tuple(violations)), False)
+    why = missing_entry(solution)
+    if why is not None:
+        return to_verdict(head, Failure(Status.INVALID, why), False)
     builder = ExtensionBuilder(toolchain(), config.cache_dir, config.build_timeout_s, head.notes)
     if has_gpu and stage != Stage.COMPILE:
         verdict = run_on_gpu(builder)

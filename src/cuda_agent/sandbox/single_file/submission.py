@@ -37,7 +37,7 @@ class SingleFileSolution(Solution):
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def single_file(text: str, entry_point: str = ENTRY_POINT, where: str = "solution"):
+def single_file_solution(text: str, entry_point: str = ENTRY_POINT, where: str = "solution"):
     """The submission `text` as a SingleFileSolution (sizes checked)."""
     if len(text.encode()) > MAX_FILE_BYTES:
         raise SolutionError(f"{where}: over {MAX_FILE_BYTES // 1024} KiB")
@@ -53,14 +53,14 @@ def read_submission(path: str | Path, entry_point: str = ENTRY_POINT) -> Solutio
     if path.is_file():
         if path.suffix != ".py":
             raise SolutionError(f"{path}: a single-file submission is a .py file")
-        return single_file(_read(path), entry_point, str(path))
+        return single_file_solution(_read(path), entry_point, str(path))
     if not path.is_dir():
         raise SolutionError(f"{path}: no such solution file or folder")
     entry = path / ENTRY
     if entry.is_file() and not (path / KERNELS).exists():
         text = _read(entry)
         if not _WORKSPACE_IMPORT.search(text):
-            return single_file(text, entry_point, str(entry))
+            return single_file_solution(text, entry_point, str(entry))
     return read_workspace(path)
 
 
@@ -69,13 +69,12 @@ def is_triton(text: str) -> bool:
 
 
 def problem(solution: SingleFileSolution) -> str | None:
-    """Why the file cannot be scored at all (empty, does not parse, no entry point, Triton),
-    or None."""
+    """Why the file cannot be scored at all (empty, does not parse, Triton), or None."""
     text, entry = solution.source, solution.entry_point
     if not text.strip():
         return "the submission file is empty; it must define class " + entry
     try:
-        tree = ast.parse(text)
+        ast.parse(text)
     except SyntaxError as err:
         return f"the submission does not parse: line {err.lineno}: {err.msg}"
     if is_triton(text):
@@ -83,9 +82,16 @@ def problem(solution: SingleFileSolution) -> str | None:
             "a Triton submission: not scored (CUDA only); build the kernels with "
             "torch.utils.cpp_extension.load_inline"
         )
+    return None
+
+
+def missing_entry(solution: SingleFileSolution) -> str | None:
+    """Why the file's entry point is missing (asked after the guard, which names worse), or
+    None."""
+    tree = ast.parse(solution.source)
     classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
-    if entry not in classes:
-        return f"the submission defines no class {entry} at module level"
+    if solution.entry_point not in classes:
+        return f"the submission defines no class {solution.entry_point} at module level"
     return None
 
 
