@@ -153,6 +153,8 @@ class Environment:
     def _evaluate(self, task, solution, stage, prebuilt, alone: bool) -> Verdict:
         head = Head(task.name, task.hash, stage, self.gpu_name)
         if isinstance(solution, SingleFileSolution):
+            if self._spare is not None and stage != Stage.COMPILE:
+                self._spare.prepare()  # the candidate process starts while the guard reads
             return evaluate_single_file(
                 task, solution, stage, head, self.config, lambda: self.toolchain, self.has_gpu,
                 lambda builder: self._run(task, solution, None, stage, head, alone, builder),
