@@ -67,3 +67,24 @@ def test_eval_summary_and_usage_errors(cache, tmp_path):
         cache=cache,
     )
     assert compiled.returncode == 0 and compiled.stdout.startswith("elementwise_chain: ok")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machine without a GPU")
+def test_eval_single_file_as_kernelbench_names_it(cache, tmp_path):
+    source = REPO / "tests/sandbox/single_file/honest/strings/model_new.py"
+    task = str(REPO / "tests/sandbox/tasks/scale_gelu.py")
+    file = tmp_path / "level_1_problem_1_sample_0_kernel.py"
+    file.write_text(source.read_text())
+    out = cli("eval", "--task", task, "--solution", str(file), "--stage", "compile", "--json",
+              cache=cache)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    verdict = json.loads(out.stdout)
+    assert verdict["status"] == "ok" and verdict["compiled"], verdict["message"]
+    assert "load_inline('scale_gelu_ext')" in verdict["message"]
+    renamed = cli("eval", "--task", task, "--solution", str(file), "--entry-point", "Fast",
+                  "--stage", "compile", "--json", cache=cache)  # fmt: skip
+    assert json.loads(renamed.stdout)["status"] == "invalid"
+    text = tmp_path / "notes.txt"
+    text.write_text("not python")
+    wrong = cli("eval", "--task", task, "--solution", str(text), cache=cache)
+    assert wrong.returncode == 2 and "a .py file" in wrong.stderr

@@ -101,3 +101,12 @@ def test_a_build_made_beforehand_reports_its_own_time(env):
     build = env.build(task, solution)
     verdict = env.evaluate(task, solution, Stage.COMPILE, prebuilt=build)
     assert verdict.seconds["build"] == build.seconds["total"] > 0
+
+
+def test_the_compile_stage_checks_the_bindings_too_without_a_gpu(env, tmp_path):
+    typo = tmp_path / "typo"
+    shutil.copytree(CHAIN, typo)
+    entry = typo / "model_new.py"
+    entry.write_text(entry.read_text().replace("chain_forward(", "chain_fwd("))
+    verdict = env.evaluate(load_task("elementwise_chain"), read_solution(typo), Stage.COMPILE)
+    assert verdict.status == Status.RUNTIME_ERROR and "cuda_extension.chain_fwd" in verdict.message

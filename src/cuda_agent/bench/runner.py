@@ -1,7 +1,8 @@
 """`cuda-agent bench`: stored solutions or an agent over a task set, one result line per task.
 
-Stored solutions: one folder per task, named by task name (what `read_solution` reads). A task
-without a folder is scored as a failure with status `missing`; an unreadable folder as
+Stored solutions: one per task, named by task name (a workspace folder, a single-file NAME.py or
+NAME/model_new.py) or as KernelBench's scripts name them (solution_files.py). A task
+without one is scored as a failure with status `missing`; an unreadable folder as
 `invalid`. Results are appended as tasks finish; a rerun into the same folder skips the tasks
 already finished (for the same program), and redoes those that failed for reasons outside the
 solution (the model endpoint, the evaluation service losing a worker twice, or the harness
@@ -22,9 +23,10 @@ from typing import TYPE_CHECKING
 
 from cuda_agent.bench.pipeline import SERVICE_ERROR
 from cuda_agent.bench.service import EvaluationService, Job
+from cuda_agent.bench.solution_files import find_solution
 from cuda_agent.bench.store import MISSING, MODEL_ERROR, RunStore, TaskResult, failed_verdict
 from cuda_agent.errors import UserError
-from cuda_agent.sandbox import Stage, Status, Verdict, read_solution
+from cuda_agent.sandbox import Stage, Status, Verdict, read_submission
 from cuda_agent.task import Task
 
 if TYPE_CHECKING:
@@ -97,14 +99,17 @@ def run_stored(
 
     jobs = []
     for task in pending_tasks(tasks, store):
-        folder = source.folder / task.name
-        if not folder.exists():
-            message = f"no solution: {folder} does not exist"
+        found = find_solution(source.folder, task)
+        if found is None:
+            message = (
+                f"no solution: neither {source.folder / task.name} nor "
+                f"{source.folder / task.name}.py exists"
+            )
             verdict = failed_verdict(task, stage, Status.INVALID, message)
             record(TaskResult.of(task, verdict, status=MISSING))
             continue
         try:
-            solution = read_solution(folder)
+            solution = read_submission(found)
         except UserError as err:
             record(TaskResult.of(task, failed_verdict(task, stage, Status.INVALID, str(err))))
             continue

@@ -1,4 +1,4 @@
-"""`cuda-agent eval --task TASK --solution DIR`: one evaluation, as a summary or as JSON."""
+"""`cuda-agent eval --task TASK --solution DIR|FILE.py`: one evaluation, as a summary or JSON."""
 
 from __future__ import annotations
 
@@ -8,18 +8,26 @@ from typing import Annotated
 import typer
 
 from cuda_agent.errors import UserError
-from cuda_agent.sandbox import EnvConfig, Environment, Stage, read_solution
+from cuda_agent.sandbox import EnvConfig, Environment, Stage, read_submission
 from cuda_agent.task import load_task
 
 
 def eval_solution(
     task: Annotated[str, typer.Option("--task", help="A task .py file or a built-in task name.")],
     solution: Annotated[
-        Path, typer.Option("--solution", help="A folder with model_new.py and kernels/.")
+        Path,
+        typer.Option(
+            "--solution",
+            help="A workspace folder (model_new.py, kernels/) or a single-file submission "
+            "(KernelBench's format: FILE.py building its CUDA with load_inline).",
+        ),
     ],
     stage: Annotated[str, typer.Option(help="compile, verify or profile.")] = "profile",
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
     arch: Annotated[str | None, typer.Option(help="GPU arch for nvcc, e.g. sm_90.")] = None,
+    entry_point: Annotated[
+        str, typer.Option(help="The class a single-file submission defines.")
+    ] = "ModelNew",
 ) -> None:
     """Evaluate a solution: static guard, build, and (on a GPU) verify and profile.
 
@@ -31,6 +39,7 @@ def eval_solution(
     except ValueError:
         raise UserError(f"--stage {stage!r}: choose compile, verify or profile") from None
     found = load_task(task)
+    submission = read_submission(solution, entry_point)
     with Environment(EnvConfig(arch=arch)) as env:
-        verdict = env.evaluate(found, read_solution(solution), chosen)
+        verdict = env.evaluate(found, submission, chosen)
     typer.echo(verdict.model_dump_json(indent=1) if as_json else verdict.summary())

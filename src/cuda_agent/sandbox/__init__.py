@@ -45,6 +45,7 @@ fresh input sets under the runtime guard, and timed against eager and torch.comp
     process/child.py        the candidate process itself
     process/confinement.py  scrubbed environment, rlimits, Landlock, seccomp
     process/isolated_call.py  any function in a confined child (synthesis uses it)
+    single_file/            KernelBench's single-file submissions, built through the candidate
 
 The names below load on first use, so that importing one piece (the fork server, before torch)
 does not import the rest.
@@ -73,6 +74,9 @@ _EXPORTS = {
     "scrubbed_env": "process.confinement",
     "start_early": "process.fork_server",
     "milestone_reward": "reward",
+    "SingleFileSolution": "single_file.submission",
+    "read_submission": "single_file.submission",
+    "single_file_solution": "single_file.submission",
     "Stage": "verdict",
     "Status": "verdict",
     "Verdict": "verdict",

@@ -29,7 +29,7 @@ from cuda_agent.sandbox.guard.runtime import kernel_names
 from cuda_agent.sandbox.guard.static import check_static
 from cuda_agent.sandbox.outcome import Compiled, Correct, Facts, Failure, Head, Outcome, to_verdict
 from cuda_agent.sandbox.process.candidate import CandidateFailure, CandidateProcess, discard
-from cuda_agent.sandbox.process.messages import Load
+from cuda_agent.sandbox.process.messages import Load, LoadSingleFile
 from cuda_agent.sandbox.process.spare import SpareCandidate
 from cuda_agent.sandbox.process.watch import forkserver_context
 from cuda_agent.sandbox.retry import (
@@ -37,6 +37,9 @@ from cuda_agent.sandbox.retry import (
     evaluate_again_alone,
     harness_out_of_memory,
 )
+from cuda_agent.sandbox.single_file.evaluate import evaluate_single_file
+from cuda_agent.sandbox.single_file.extensions import ExtensionBuilder
+from cuda_agent.sandbox.single_file.submission import SingleFileSolution
 from cuda_agent.sandbox.timing.baselines import BaselineRecord
 from cuda_agent.sandbox.timing.gpu_work import start_recording_once
 from cuda_agent.sandbox.timing.profile import CandidateRun, TimingJob, profile_candidate
@@ -45,6 +48,10 @@ from cuda_agent.sandbox.verdict import Stage, Status, Verdict
 from cuda_agent.sandbox.workspace import ENTRY, Solution
 from cuda_agent.task import Task
 
+_NOT_RUN = (
+    "{} (compile-only: no GPU on this machine); every binding model_new.py calls is registered "
+    "and the task's inputs and Model build; correctness and timing need a CUDA GPU"
+)
 _GPU_ONLY_HEADERS = re.compile(r"(cublas\w*|cudnn\w*|cusparse\w*|cusolver\w*)\.h: No such file")
 
 
@@ -152,6 +159,13 @@ class Environment:
 
     def _evaluate(self, task, solution, stage, prebuilt, alone: bool) -> Verdict:
         head = Head(task.name, task.hash, stage, self.gpu_name)
+        if isinstance(solution, SingleFileSolution):
+            if self._spare is not None and stage != Stage.COMPILE:
+                self._spare.prepare()  # the candidate process starts while the guard reads
+            return evaluate_single_file(
+                task, solution, stage, head, self.config, lambda: self.toolchain, self.has_gpu,
+                lambda builder: self._run(task, solution, None, stage, head, alone, builder),
+            )  # fmt: skip
         seconds = head.seconds
         start = time.perf_counter()
         violations = check_static(solution)
@@ -180,10 +194,14 @@ class Environment:
             f"compiled {len(build.compiled)} file(s), reused {len(build.reused)} from cache "
             f"in {seconds['build']:.1f} s"
         )
+        if not self.has_gpu:
+            found = self._without_gpu(task, solution, built, head)
+            if found is not None or stage != Stage.COMPILE:
+                return found or to_verdict(
+                    head, Failure(Status.NO_GPU, _NOT_RUN.format(built)), True
+                )
         if stage == Stage.COMPILE:
             return to_verdict(head, Compiled(f"{built}; verify checks correctness"), True)
-        if not self.has_gpu:
-            return self._without_gpu(task, solution, built, head)
         if not build.linked or build.so_path is None:
             message = (
                 "the extension was compiled but not linked: torch's CUDA libraries were not found"
@@ -191,9 +209,9 @@ class Environment:
             return to_verdict(head, Failure(Status.COMPILE_ERROR, message), False)
         return self._run(task, solution, build, stage, head, alone)
 
-    def _without_gpu(self, task, solution, built: str, head: Head) -> Verdict:
-        """What can be known without running the candidate: the bindings model_new.py calls
-        exist, and the task's own functions run."""
+    def _without_gpu(self, task, solution, built: str, head: Head) -> Verdict | None:
+        """What can be known without running the candidate: every binding model_new.py calls
+        is registered, and the task's own functions run. None when nothing was found."""
         missing = unregistered_calls(solution)
         if missing:
             message = (
@@ -202,26 +220,25 @@ class Environment:
                 "kernels/*_binding.cpp, or call one that is registered"
             )
             return to_verdict(head, Failure(Status.RUNTIME_ERROR, message), True)
-        broken = self._task_errors.get(task.hash, "")
         if task.hash not in self._task_errors:
             start = time.perf_counter()
-            broken = self._task_errors[task.hash] = task_program_error(task) or ""
+            self._task_errors[task.hash] = task_program_error(task) or ""
             head.seconds["task_check"] = time.perf_counter() - start
-        if broken:
+        if self._task_errors[task.hash]:
             message = (
-                f"{built}, but the task's own program fails, not the solution: {broken}; "
-                "fix the task's model.py"
+                f"{built}, but the task's own program fails, not the solution: "
+                f"{self._task_errors[task.hash]}; fix the task's model.py"
             )
             return to_verdict(head, Failure(Status.INVALID, message), True)
-        message = (
-            f"{built} (compile-only: no GPU on this machine); every binding model_new.py calls "
-            "is registered and the task's inputs and Model build; correctness and timing need "
-            "a CUDA GPU"
-        )
-        return to_verdict(head, Failure(Status.NO_GPU, message), True)
+        return None
 
-    def _run(self, task, solution, build, stage, head: Head, alone: bool) -> Verdict:
-        """Load, verify and (at stage profile) time the candidate in a process of its own."""
+    def _run(
+        self, task, solution, build, stage, head: Head, alone: bool,
+        builder: ExtensionBuilder | None = None,
+    ) -> Verdict:  # fmt: skip
+        """Load, verify and (at stage profile) time the candidate in a process of its own: a
+        workspace's built extension, or a single file whose extensions `builder` builds when
+        its process asks."""
         seconds, trusted, config = head.seconds, self._trusted, self.config
         start = time.perf_counter()
         ref = trusted.reference(task)
@@ -239,16 +256,17 @@ class Environment:
             seconds["child_start"] = time.perf_counter() - start  # the wait for a spare
             seconds.update({f"process_{k}": v for k, v in cand.startup_s.items()})  # its start
             with trusted.gpu_shared():  # the candidate's GPU work never overlaps a timing
-                cand.request(
-                    Load(
-                        so_path=str(build.so_path),
-                        entry_path=str(workdir / ENTRY),
-                        init_inputs=ref.init_inputs,
-                        state_dict=trusted.shared(ref.state_for_candidate),
-                    )
-                )
+                state_dict = trusted.shared(ref.state_for_candidate)
+                if builder is None:
+                    entry = str(workdir / ENTRY)
+                    cand.request(Load(str(build.so_path), entry, ref.init_inputs, state_dict))
+                    own = kernel_names(solution.files)
+                else:  # the kernels of every extension built so far, lazily built ones too
+                    cand.on_extension, own = builder, builder.kernels
+                    entry_point = solution.entry_point
+                    entry = str(workdir / ENTRY)
+                    cand.request(LoadSingleFile(entry, entry_point, ref.init_inputs, state_dict))
                 seconds["child_load"] = time.perf_counter() - start - seconds["child_start"]
-                own = kernel_names(solution.files)
                 first = trusted.draw(ref, audit)
                 first_ref = ref(*first)
                 poison = 2 * nbytes(first_ref)
@@ -302,7 +320,7 @@ class Environment:
             return to_verdict(head, harness_out_of_memory(err), True, facts)
         except CandidateFailure as err:
             outcome: Outcome = blame_out_of_memory(err.failure, err.out_of_memory, alone)
-            return to_verdict(head, outcome, True, facts)
+            return to_verdict(head, outcome, err.compiled, facts)
         finally:
             if cand is not None:
                 discard(cand)

@@ -57,6 +57,7 @@ class Head:
     stage: Stage
     gpu: str | None
     seconds: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what the harness changed (arch flags)
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,8 @@ def to_verdict(head: Head, outcome: Outcome, compiled: bool, facts: Facts | None
         "seconds": head.seconds,
         "compiled": compiled,
     }
+    if head.notes:
+        common["notes"] = list(head.notes)
     if facts is not None:
         common |= {"degenerate": facts.degenerate, "input_distribution": facts.input_distribution}
         common |= {"checks": list(facts.checks)} if facts.checks else {}

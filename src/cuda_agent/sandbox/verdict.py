@@ -56,6 +56,8 @@ class Verdict(BaseModel):
     timing_checks: dict[str, float] = Field(default_factory=dict)  # figures the times met
     gpu: str | None = None
     seconds: dict[str, float] = Field(default_factory=dict)  # build, verify, profile wall times
+    # what the harness changed in the submission to score it (architecture flags replaced)
+    notes: list[str] = Field(default_factory=list)
     message: str = ""
 
     def summary(self) -> str:
@@ -69,6 +71,7 @@ class Verdict(BaseModel):
             )
         lines = [head, f"reward {self.reward}"]
         lines += [f"violation: {v}" for v in self.violations]
+        lines += [f"note: {n}" for n in self.notes]
         if self.degenerate:
             lines.append("warning: the task is degenerate (a trivial output passes its check)")
         if self.message:

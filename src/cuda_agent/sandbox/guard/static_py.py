@@ -15,6 +15,7 @@ storing a torch function for later, or calling a held module in forward, is refu
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cuda_agent.sandbox.guard.rules import (
@@ -40,15 +41,34 @@ from cuda_agent.sandbox.guard.rules import (
 )
 
 
-def check_python(path: str, text: str, allowed_imports: frozenset[str]) -> list[str]:
+@dataclass(frozen=True)
+class PythonDialect:
+    """What a submission format changes in these rules. The workspace's is the default; a
+    single-file submission (KernelBench's) builds its extension itself, so it may call the
+    `extension_builders` (whose result counts as the extension) and use a few more names."""
+
+    entry_point: str = "ModelNew"
+    allowed_names: frozenset[str] = frozenset()  # qualified names allowed beyond the rules
+    allowed_builtins: frozenset[str] = frozenset()
+    extension_builders: frozenset[str] = frozenset()
+    refuse: Callable[[str], tuple[str, str] | None] | None = None  # other modules' names
+    assignable: frozenset[str] = frozenset()  # library names it may assign into (os.environ)
+    messages: dict[str, str] = field(default_factory=dict)  # rule -> message, over MESSAGES
+
+
+def check_python(
+    path: str, text: str, allowed_imports: frozenset[str], dialect: PythonDialect | None = None
+) -> list[str]:
     """One line per violation in the Python source `path`."""
+    dialect = dialect or PythonDialect()
     try:
         tree = ast.parse(text)
     except SyntaxError as err:
         return [f"{path}:{err.lineno}: does not parse ({err.msg}); fix the syntax"]
-    checker = _Checker(tree, allowed_imports)
+    checker = _Checker(tree, allowed_imports, dialect)
     checker.visit(tree)
-    model_new = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelNew"]
+    entry = dialect.entry_point
+    model_new = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == entry]
     if model_new and not checker.uses_extension:
         checker.flag(model_new[0], "no_extension")
     unique = dict.fromkeys(checker.found)
@@ -63,8 +83,9 @@ class _ClassInfo:
 
 
 class _Checker(ast.NodeVisitor):
-    def __init__(self, tree: ast.Module, allowed_imports: frozenset[str]):
+    def __init__(self, tree: ast.Module, allowed_imports: frozenset[str], dialect: PythonDialect):
         self.allowed_imports = allowed_imports
+        self.dialect = dialect
         self.found: list[tuple[int, str]] = []
         nodes = list(ast.walk(tree))
         self.parent = {c: p for p in nodes for c in ast.iter_child_nodes(p)}
@@ -78,7 +99,8 @@ class _Checker(ast.NodeVisitor):
         self.uses_extension = False
 
     def flag(self, node: ast.AST, rule: str, **fields: str) -> None:
-        self.found.append((getattr(node, "lineno", 1), MESSAGES[rule].format(**fields)))
+        message = self.dialect.messages.get(rule, MESSAGES[rule])
+        self.found.append((getattr(node, "lineno", 1), message.format(**fields)))
 
     # ---- names: aliases and resolution to qualified names
 
@@ -95,14 +117,26 @@ class _Checker(ast.NodeVisitor):
         for _ in range(3):  # alias chains: t = torch; F = t.nn.functional; g = F.gelu
             for node in assigns:
                 target = self.resolve(node.value)
+                if self._builds_extension(node.value):
+                    target = "cuda_extension"
                 for t in node.targets:
                     if target and isinstance(t, ast.Name):
                         self.aliases[t.id] = target
+                    elif target == "cuda_extension" and isinstance(t, ast.Attribute):
+                        if _is_self(t.value):  # self.ext = load_inline(...): self.ext.f(x)
+                            self.aliases[f"self.{t.attr}"] = target
+
+    def _builds_extension(self, value: ast.AST) -> bool:
+        """A call of the dialect's extension builders (load_inline in a single-file submission)."""
+        builders = self.dialect.extension_builders
+        return isinstance(value, ast.Call) and self.resolve(value.func) in builders
 
     def resolve(self, node: ast.AST | None) -> str | None:
         if isinstance(node, ast.Name):
             return self.aliases.get(node.id)
         if isinstance(node, ast.Attribute):
+            if _is_self(node.value) and f"self.{node.attr}" in self.aliases:
+                return self.aliases[f"self.{node.attr}"]
             base = self.resolve(node.value)
             return f"{base}.{node.attr}" if base else None
         return None
@@ -124,9 +158,16 @@ class _Checker(ast.NodeVisitor):
         return COMPUTE
 
     def _check_reference(self, node: ast.AST, q: str) -> None:
-        root = q.split(".")[0]
-        self.uses_extension |= root == "cuda_extension"
+        root, dialect = q.split(".")[0], self.dialect
+        self.uses_extension |= root == "cuda_extension" or q in dialect.extension_builders
+        if q in dialect.allowed_names:
+            return
         if root != "torch":
+            refused = dialect.refuse(q) if dialect.refuse else None
+            if refused:
+                parent = self.parent.get(node)
+                verb = "calls" if isinstance(parent, ast.Call) and parent.func is node else "uses"
+                self.flag(node, "torch", verb=verb, q=q, what=refused[0], fix=refused[1])
             return
         parent = self.parent.get(node)
         if q in TORCH_MODULES:
@@ -289,7 +330,7 @@ class _Checker(ast.NodeVisitor):
                 self.flag(node, "star", module=module)
             elif a.name == "Model":
                 self.flag(node, "model")
-            elif rule and rule[0] != "nn" and q not in TORCH_MODULES:
+            elif rule and rule[0] != "nn" and q not in TORCH_MODULES | self.dialect.allowed_names:
                 self.flag(node, "imports_torch", q=q, what=rule[1], fix=rule[2])
 
     def _check_module(self, node: ast.AST, name: str) -> None:
@@ -305,7 +346,11 @@ class _Checker(ast.NodeVisitor):
         name = node.id
         if name == "Model":
             self.flag(node, "model")
-        elif name in FORBIDDEN_BUILTINS and (name not in self.bound or name == "__import__"):
+        elif (
+            name in FORBIDDEN_BUILTINS
+            and name not in self.dialect.allowed_builtins
+            and (name not in self.bound or name == "__import__")
+        ):
             what, fix = FORBIDDEN_BUILTINS[name]
             self.flag(node, "builtin", name=name, what=what, fix=fix)
         elif _is_dunder(name) and name not in ALLOWED_DUNDER_NAMES:
@@ -419,7 +464,9 @@ class _Checker(ast.NodeVisitor):
             while isinstance(root, ast.Attribute | ast.Subscript):
                 root = root.value
             if root is not target and isinstance(root, ast.Name) and root.id in self.aliases:
-                self.flag(target, "patch", verb=verb, target=ast.unparse(target))
+                base = target.value if isinstance(target, ast.Subscript) else None
+                if base is None or self.resolve(base) not in self.dialect.assignable:
+                    self.flag(target, "patch", verb=verb, target=ast.unparse(target))
 
 
 _REGISTER_TENSOR = ("register_buffer", "register_parameter")

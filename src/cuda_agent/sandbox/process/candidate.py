@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from cuda_agent.sandbox.outcome import Failure
 from cuda_agent.sandbox.process.child import candidate_main
-from cuda_agent.sandbox.process.messages import Answer, ChildError, Request, Stop
+from cuda_agent.sandbox.process.messages import (
+    Answer,
+    ChildError,
+    ExtensionBuilt,
+    ExtensionCall,
+    Request,
+    Stop,
+)
 from cuda_agent.sandbox.process.watch import Exit, kill_tree, start_process, wait_ready
 from cuda_agent.sandbox.timing import run_queue
 from cuda_agent.sandbox.verdict import Status
@@ -28,6 +36,8 @@ class CandidateFailure(Exception):
     """The candidate process failed a request: the Failure, and whether it ran out of GPU
     memory (whose fault that is, retry.py decides)."""
 
+    compiled = True  # the extension was built before the process failed
+
     def __init__(self, status: Status, message: str, out_of_memory: bool = False):
         super().__init__(message)
         # a violation here is the GPU trace stopped: its first line names it
@@ -41,6 +51,8 @@ class CandidateProcess:
         self.workdir = workdir
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
+        # answers a single-file submission's extension builds (ExtensionCall) mid-request
+        self.on_extension: Callable[[ExtensionCall], ExtensionBuilt] | None = None
         began = time.time()
         self.conn, child_end = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(
@@ -83,15 +95,27 @@ class CandidateProcess:
     ):
         start = start or time.perf_counter()
         memory_mb = self.memory_mb if watch_memory else None
-        stopped = wait_ready(self.proc, self.conn, timeout_s, memory_mb)
-        self._ready_after = time.perf_counter() - start
-        if stopped is None:
+        building = 0.0  # the parent's own build time, which the child's deadline does not count
+        while True:
+            left = timeout_s - (time.perf_counter() - start - building)
+            stopped = wait_ready(self.proc, self.conn, max(0.0, left), memory_mb)
+            self._ready_after = time.perf_counter() - start - building
+            if stopped is None:
+                try:
+                    msg = self.conn.recv()
+                except (EOFError, OSError):
+                    stopped = Exit("died", "closed the pipe mid-answer")
+            if stopped is not None:
+                raise self._failure(stopped, step)
+            if not isinstance(msg, ExtensionCall):
+                break
+            mark = time.perf_counter()
+            answer = self._extension(msg, step)
+            building += time.perf_counter() - mark
             try:
-                msg = self.conn.recv()
-            except (EOFError, OSError):
-                stopped = Exit("died", "closed the pipe mid-answer")
-        if stopped is not None:
-            raise self._failure(stopped, step)
+                self.conn.send(answer)
+            except (BrokenPipeError, OSError):
+                raise self._failure(Exit("died", "closed its end of the pipe"), step) from None
         if isinstance(msg, ChildError):
             raise CandidateFailure(
                 msg.kind.status,
@@ -99,6 +123,17 @@ class CandidateProcess:
                 out_of_memory=msg.kind.out_of_memory,
             )
         return msg
+
+    def _extension(self, call: ExtensionCall, step: str) -> ExtensionBuilt:
+        """The answer to an extension build asked for mid-request; the handler raises
+        CandidateFailure to end the evaluation (a guard violation, a compile error)."""
+        if self.on_extension is None:
+            raise CandidateFailure(
+                Status.INVALID,
+                f"{step}: calls torch.utils.cpp_extension.{call.api}, which only a single-file "
+                "submission may do; a workspace's kernels/ are built by the harness",
+            )
+        return self.on_extension(call)
 
     def _failure(self, stopped: Exit, step: str = "") -> CandidateFailure:
         status = Status.TIMEOUT if stopped.kind == "timeout" else Status.RUNTIME_ERROR

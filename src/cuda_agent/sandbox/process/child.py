@@ -30,6 +30,7 @@ from cuda_agent.sandbox.process.messages import (
     DropOutput,
     ErrorKind,
     Load,
+    LoadSingleFile,
     Ping,
     Ready,
     Request,
@@ -41,6 +42,7 @@ from cuda_agent.sandbox.process.messages import (
     Verify,
     Warmup,
 )
+from cuda_agent.sandbox.single_file.child_load import EntryPointMissing, asker, import_entry
 from cuda_agent.sandbox.timing.call import L2Flusher, synchronize, timed_call
 from cuda_agent.sandbox.timing.gpu_work import GpuTraceTampered, start_recording_once
 
@@ -69,7 +71,7 @@ def candidate_main(conn, workdir: str, device_index: int) -> None:
     sys.path[:] = [p for p in sys.path if p not in ("", ".", str(root))]
     stamps["confinement"] = time.time()
     conn.send(Ready(layers, stamps))
-    state = _State(device)
+    state = _State(device, conn)
     try:
         _serve(conn, state, root)
     finally:
@@ -95,8 +97,9 @@ def _serve(conn, state: _State, root: Path) -> None:
 
 
 class _State:
-    def __init__(self, device: torch.device):
+    def __init__(self, device: torch.device, conn):
         self.device = device
+        self.conn = conn  # a single-file submission's extension builds are asked over it
         self.model = None
         self.sets: list = []
         self.held = None  # the last timed output, kept alive until the next command
@@ -118,6 +121,8 @@ class _State:
         match request:
             case Load():
                 return self.load(request)
+            case LoadSingleFile():
+                return self.load_single_file(request)
             case Verify():
                 return self.verify(request)
             case StoreSets():
@@ -143,17 +148,29 @@ class _State:
         spec.loader.exec_module(module)
         if not hasattr(module, "ModelNew"):
             raise _InterfaceError("model_new.py defines no class ModelNew")
+        return self._construct(module.ModelNew, job.init_inputs, job.state_dict)
+
+    def load_single_file(self, job: LoadSingleFile) -> Done:
+        """Import a single-file submission with its extension builds answered by the parent."""
         try:
-            model = module.ModelNew(*job.init_inputs)
+            cls = import_entry(job.entry_path, job.entry_point, asker(self.conn))
+        except EntryPointMissing as err:
+            raise _InterfaceError(str(err)) from None
+        return self._construct(cls, job.init_inputs, job.state_dict)
+
+    def _construct(self, cls, init_inputs: list, state_dict: dict) -> Done:
+        name = cls.__name__
+        try:
+            model = cls(*init_inputs)
         except TypeError as err:
             raise _InterfaceError(
-                f"ModelNew(*get_init_inputs()) failed: {err}; ModelNew takes Model's arguments"
+                f"{name}(*get_init_inputs()) failed: {err}; {name} takes Model's arguments"
             ) from None
         model = model.to(self.device)
-        result = model.load_state_dict(job.state_dict, strict=False)
+        result = model.load_state_dict(state_dict, strict=False)
         if result.missing_keys or result.unexpected_keys:
             raise _InterfaceError(
-                "ModelNew's state_dict differs from Model's: "
+                f"{name}'s state_dict differs from Model's: "
                 f"missing {sorted(result.missing_keys)[:6]}, "
                 f"unexpected {sorted(result.unexpected_keys)[:6]}"
             )

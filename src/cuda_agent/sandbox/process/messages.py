@@ -29,6 +29,28 @@ class Load:
 
 
 @dataclass(frozen=True)
+class LoadSingleFile:
+    """Import a single-file submission (KernelBench's format) with the extension-building calls
+    of torch.utils.cpp_extension answered by the parent (ExtensionCall, ExtensionBuilt); build
+    `entry_point`(*init_inputs) with Model's state."""
+
+    command: ClassVar[str] = "load_single_file"
+    entry_path: str
+    entry_point: str
+    init_inputs: list
+    state_dict: dict
+
+
+@dataclass(frozen=True)
+class ExtensionBuilt:
+    """The parent's answer to an ExtensionCall: the built module's path and the name it is
+    imported under (None where it was compiled but could not be linked: no GPU libraries)."""
+
+    so_path: str | None
+    module_name: str
+
+
+@dataclass(frozen=True)
 class Verify:
     """One forward per input set under the runtime guard; the GPU kernels too on set
     `profile_at` (-1: on none)."""
@@ -89,7 +111,18 @@ class Stop:
     command: ClassVar[str] = "exit"
 
 
-Request = Load | Verify | StoreSets | Warmup | DropOutput | Ping | Call | Stop
+Request = (
+    Load
+    | LoadSingleFile
+    | ExtensionBuilt
+    | Verify
+    | StoreSets
+    | Warmup
+    | DropOutput
+    | Ping
+    | Call
+    | Stop
+)
 
 # ---- answers (child -> parent) ----
 
@@ -133,6 +166,27 @@ class Timed:
     warm_ms: float = 0.0
 
 
+@dataclass(frozen=True)
+class ExtensionCall:
+    """Sent by a single-file submission's process in the middle of a request, when its code calls
+    torch.utils.cpp_extension.load_inline or load: the call's arguments, which the parent checks
+    and builds itself before answering with ExtensionBuilt (the request's deadline is paused
+    meanwhile). For `load`, the sources are file names and `files` holds their text (and that
+    of the headers beside them)."""
+
+    api: str  # "load_inline" | "load"
+    name: str
+    cpp_sources: tuple[str, ...]
+    cuda_sources: tuple[str, ...]
+    functions: tuple[tuple[str, str], ...]  # (name, docstring); empty: the sources bind themselves
+    files: tuple[tuple[str, str], ...]
+    extra_cflags: tuple[str, ...]
+    extra_cuda_cflags: tuple[str, ...]
+    extra_ldflags: tuple[str, ...]
+    extra_include_paths: tuple[str, ...]
+    with_cuda: bool | None
+
+
 class ErrorKind(StrEnum):
     """Whose fault a request's error is, as the child tells it apart."""
 
@@ -167,4 +221,4 @@ class ChildError:
     text: str
 
 
-Answer = Ready | Done | Stored | Verified | Timed | ChildError
+Answer = Ready | Done | Stored | Verified | Timed | ChildError | ExtensionCall

@@ -1,0 +1,17 @@
+"""Single-file submissions (KernelBench's format): one Python file whose ModelNew builds its CUDA
+through torch.utils.cpp_extension.load_inline (or load), scored as written.
+
+The file's Python runs only in the confined candidate process. There the builders are replaced
+before the file is imported; each call's sources go to the parent, which guards and builds them
+with its own toolchain and cache and answers with the module's path.
+
+    submission.py     SingleFileSolution, read_submission, what cannot be scored (Triton, syntax)
+    guard.py          the static guard in this shape: the file's Python, each call's sources
+    flags.py          a call's extra flags as the harness's build takes them (arch replaced)
+    build.py          one call's sources laid out as torch does, compiled and linked, cached
+    extensions.py     the parent's answers to one evaluation's calls (ExtensionBuilder)
+    hook.py           in the candidate's process: load_inline and load replaced
+    child_load.py     in the candidate's process: the file imported with the hooks in place
+    compile_stage.py  import and construct in a confined CPU child (stage compile, no GPU)
+    evaluate.py       the stages of one single-file evaluation
+"""

@@ -1,0 +1,216 @@
+"""One load_inline/load call of a single-file submission, built by the harness.
+
+The sources are laid out as torch's own builder lays them out (main.cpp with <torch/extension.h>
+first and the bindings `functions=` asks for; cuda.cu with torch's types and the CUDA runtime
+first), then compiled with the harness's toolchain: main.cpp by the host compiler with the
+precompiled torch header, .cu files by nvcc with torch's include folders and torch's own nvcc
+defines, for this GPU's architecture. Objects are cached by content (source, headers, toolchain,
+flags) and so is the linked module, whose init is aliased to a name of its own, as workspace
+builds are (build/extension.py): the same sources never build twice, and two extensions in one
+process never collide.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from cuda_agent.sandbox.build.compiler import locked, run_compiler
+from cuda_agent.sandbox.build.compiler_output import trim_compiler_output
+from cuda_agent.sandbox.build.pch import PCH_UNUSED, ensure_pch
+from cuda_agent.sandbox.build.toolchain import Toolchain
+from cuda_agent.sandbox.process.messages import ExtensionCall
+from cuda_agent.sandbox.single_file.flags import Flags
+
+_MODULE = re.compile(r"PYBIND11_MODULE\s*\(\s*(\w+)")
+_LIBRARIES = ("cublas", "cublasLt", "cudnn")
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The translation units of one call as torch's builder would write them, and every file
+    they may include (written beside them)."""
+
+    cpp: dict[str, str]  # name -> text, host compiler
+    cuda: dict[str, str]  # name -> text, nvcc
+    headers: dict[str, str]
+
+
+@dataclass(frozen=True)
+class ExtensionBuild:
+    ok: bool
+    so_path: Path | None  # None unless linked
+    module_name: str  # the name the module is imported under (its init is aliased to it)
+    log: str = ""
+    compiled: tuple[str, ...] = ()
+    reused: tuple[str, ...] = ()
+    seconds: float = 0.0
+
+
+def lay_out(call: ExtensionCall) -> Sources:
+    """The files torch's load_inline or load would compile for this call."""
+    if call.api == "load":
+        files, compiled = dict(call.files), (*call.cpp_sources, *call.cuda_sources)
+        return Sources(
+            cpp={n: files[n] for n in call.cpp_sources},
+            cuda={n: files[n] for n in call.cuda_sources},
+            headers={n: t for n, t in files.items() if n not in compiled},
+        )
+    cpp = ["#include <torch/extension.h>", *call.cpp_sources]
+    if call.functions:
+        cpp.append("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {")
+        for name, doc in call.functions:
+            cpp.append(f'm.def("{name}", torch::wrap_pybind_function({name}), "{_c_string(doc)}");')
+        cpp.append("}")
+    cuda = {}
+    if call.cuda_sources:
+        head = ["#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"]
+        cuda["cuda.cu"] = "\n".join([*head, *call.cuda_sources])
+    return Sources(cpp={"main.cpp": "\n".join(cpp)}, cuda=cuda, headers={})
+
+
+def module_init(sources: Sources) -> str | None:
+    """The name PYBIND11_MODULE gives the module's init (TORCH_EXTENSION_NAME is defined as
+    cuda_extension by the harness's flags), or None where no source defines a module."""
+    for text in (*sources.cpp.values(), *sources.cuda.values()):
+        found = _MODULE.search(text)
+        if found:
+            return "cuda_extension" if found[1] == "TORCH_EXTENSION_NAME" else found[1]
+    return None
+
+
+def build_call(
+    sources: Sources, flags: Flags, tc: Toolchain, cache: Path, timeout_s: float
+) -> ExtensionBuild:
+    """Compile (reusing cached objects) and link where torch's CUDA libraries exist."""
+    import torch.utils.cpp_extension as cpp_extension
+
+    start = time.perf_counter()
+    deadline = time.monotonic() + timeout_s
+    init = module_init(sources)
+    headers = "".join(f"{n}\0{t}\0" for n, t in sorted(sources.headers.items()))
+    nvcc = [*tc.nvcc_flags(), *cpp_extension.COMMON_NVCC_FLAGS, *_for_nvcc(tc.host_flags())]
+    nvcc += flags.nvcc
+    host = [*tc.host_flags(), *flags.host]
+    units = [(n, t, [tc.nvcc, *nvcc]) for n, t in sources.cuda.items()]
+    units += [(n, t, [tc.cxx, *host]) for n, t in sources.cpp.items()]
+    keys = [_key("single-file-object-v1", tc.key(), n, t, headers, *cmd) for n, t, cmd in units]
+    link_key = _key("single-file-link-v1", tc.key(), init or "", *keys, *flags.libraries)[:16]
+    module_name = f"cuda_extension_{link_key}"
+    if init is None:
+        message = (
+            "the extension defines no module: pass functions=[...] to load_inline or write a "
+            "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) in the C++ source"
+        )
+        return ExtensionBuild(False, None, module_name, message)
+    (cache / "tmp").mkdir(parents=True, exist_ok=True)
+    compiled, reused, errors = [], [], []
+    objects = []
+    with tempfile.TemporaryDirectory(dir=cache / "tmp", prefix="single-") as tmp:
+        root = Path(tmp)
+        for name, text in {**sources.headers, **sources.cpp, **sources.cuda}.items():
+            (root / name).write_text(text)
+        pch = None
+        if sources.cpp and any(not _object(cache, k).exists() for k in keys[len(sources.cuda) :]):
+            pch = ensure_pch(tc, cache, timeout_s=max(1.0, deadline - time.monotonic()))
+        for (name, _text, cmd), key in zip(units, keys, strict=True):
+            obj = _object(cache, key)
+            objects.append(obj)
+            if obj.exists():
+                reused.append(name)
+                continue
+            compiled.append(name)
+            error = _compile(name, cmd, obj, root, pch if cmd[0] == tc.cxx else None, deadline)
+            if error:
+                errors.append(error)
+        so = None
+        if not errors and tc.can_link:
+            so, error = _link(objects, flags.libraries, module_name, init, tc, cache, root,
+                              deadline)  # fmt: skip
+            errors += [error] if error else []
+    return ExtensionBuild(
+        ok=not errors,
+        so_path=so,
+        module_name=module_name,
+        log="\n\n".join(errors),
+        compiled=tuple(compiled),
+        reused=tuple(reused),
+        seconds=time.perf_counter() - start,
+    )
+
+
+def _compile(name, cmd, obj: Path, root: Path, pch: Path | None, deadline: float) -> str:
+    obj.parent.mkdir(parents=True, exist_ok=True)
+    with locked(obj.with_suffix(".lock")):
+        if obj.exists():
+            return ""
+        tmp = obj.with_name(f".{obj.stem}.{os.getpid()}.{threading.get_ident()}.o")
+        io = ["-I.", "-c", name, "-o", str(tmp)]
+        forced = ["-include", str(pch), "-Winvalid-pch"] if pch else []
+        proc = run_compiler([*cmd, *forced, *io], root, deadline)
+        if pch and PCH_UNUSED in proc.output:  # the flags did not fit the precompiled header
+            proc = run_compiler([*cmd, *io], root, deadline)
+        if proc.returncode == 0:
+            os.replace(tmp, obj)
+        tmp.unlink(missing_ok=True)
+    if proc.returncode == 0:
+        return ""
+    why = "timed out" if proc.timed_out else f"failed\n{trim_compiler_output(proc.output, root)}"
+    return f"{name}: compile {why}"
+
+
+def _link(objects, libraries, module_name, init, tc: Toolchain, cache, root, deadline):
+    so = cache / "ext" / f"{module_name}.so"
+    so.parent.mkdir(parents=True, exist_ok=True)
+    with locked(so.with_name(f".{so.name}.lock")):
+        if so.exists():
+            return so, ""
+        wanted = ["cudart", *(n for n in _LIBRARIES if n in libraries)]
+        missing = [n for n in wanted if tc.library(n) is None]
+        if missing:
+            return None, f"link failed: lib{', lib'.join(missing)} not found"
+        found = [str(tc.library(n)) for n in wanted]
+        rpaths = dict.fromkeys([tc.torch_lib_dir, *(str(Path(p).parent) for p in found)])
+        tmp = so.with_name(f".{so.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        cmd = [tc.cxx, "-shared", *map(str, objects), "-o", str(tmp), f"-L{tc.torch_lib_dir}"]
+        cmd += [f"-l{lib}" for lib in tc.torch_libs] + found + [f"-Wl,-rpath,{d}" for d in rpaths]
+        cmd += [f"-Wl,--defsym=PyInit_{module_name}=PyInit_{init}"]
+        proc = run_compiler(cmd, root, deadline)
+        if proc.returncode != 0:
+            tmp.unlink(missing_ok=True)
+            reason = "timed out" if proc.timed_out else trim_compiler_output(proc.output, root)
+            return None, f"link failed\n{reason}"
+        os.replace(tmp, so)
+    return so, ""
+
+
+def _for_nvcc(host_flags: list[str]) -> list[str]:
+    """The host flags' defines and torch's and Python's include folders, as nvcc takes them."""
+    out = []
+    for flag in host_flags:
+        if flag.startswith("-D"):
+            out.append(flag)
+        elif flag.startswith("-isystem"):
+            out += ["-isystem", flag.removeprefix("-isystem")]
+    return out
+
+
+def _object(cache: Path, key: str) -> Path:
+    return cache / "objects" / key[:2] / f"{key}.o"
+
+
+def _key(*parts: str) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode() + b"\0\1")
+    return digest.hexdigest()[:32]
+
+
+def _c_string(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

@@ -1,0 +1,108 @@
+"""The static guard in the single-file shape: the submission's Python before it runs, and each
+extension's C++/CUDA sources when its process asks for them to be built.
+
+The Python rules are the workspace's (static_py), in a dialect that lets the file build its
+extension (load_inline, load), write the sources it hands to `load` (its process may write only
+inside its own folder) and set environment variables; everything else the workspace refuses
+stays refused. The C++ rules are the workspace's too: wrapper functions may allocate and describe
+tensors and call cuBLAS/cuDNN, never compute with ATen, torch:: functions or tensor methods. A
+single-file extension defines its own module, so PYBIND11_MODULE and pybind11's own header are
+allowed there.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from cuda_agent.sandbox.guard.rules import ALLOWED_IMPORTS, ALLOWED_INCLUDES
+from cuda_agent.sandbox.guard.static_cpp import check_cpp
+from cuda_agent.sandbox.guard.static_py import PythonDialect, check_python
+from cuda_agent.sandbox.process.messages import ExtensionCall
+
+BUILDERS = frozenset({"torch.utils.cpp_extension.load_inline", "torch.utils.cpp_extension.load"})
+IMPORTS = ALLOWED_IMPORTS | frozenset(
+    "torch.utils torch.utils.cpp_extension os os.path tempfile pathlib textwrap hashlib "
+    "warnings".split()
+)
+_OS_ALLOWED = frozenset(
+    "path environ getenv makedirs mkdir getcwd listdir remove unlink sep fspath cpu_count".split()
+)
+INCLUDES = (*ALLOWED_INCLUDES, "pybind11/pybind11.h", "pybind11/stl.h")
+_OWN_MODULE = re.compile(r": uses PYBIND11_MODULE: ")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _refuse(q: str) -> tuple[str, str] | None:
+    """os names other than paths, folders and the environment: processes, signals, exits."""
+    parts = q.split(".")
+    if parts[0] == "os" and len(parts) > 1 and parts[1] not in _OS_ALLOWED:
+        return (
+            "process, signal or interpreter access",
+            "a submission only writes its sources and builds its extension",
+        )
+    return None
+
+
+def dialect(entry_point: str) -> PythonDialect:
+    return PythonDialect(
+        entry_point=entry_point,
+        allowed_names=BUILDERS | {"torch.utils.cpp_extension"},
+        allowed_builtins=frozenset({"open"}),
+        extension_builders=BUILDERS,
+        refuse=_refuse,
+        assignable=frozenset({"os.environ"}),
+        messages={
+            "no_extension": (
+                f"{entry_point} never builds a CUDA extension (torch.utils.cpp_extension."
+                "load_inline or load); the work must run in your kernels"
+            ),
+            "model": "references Model (the reference program); "
+            f"{entry_point} must compute with your kernels",
+            "define_model": f"defines a class named Model (the reference's name); name yours "
+            f"{entry_point}",
+        },
+    )
+
+
+def check_file(path: str, text: str, entry_point: str) -> list[str]:
+    """One line per violation in the submission's Python."""
+    return check_python(path, text, IMPORTS, dialect(entry_point))
+
+
+def check_call(call: ExtensionCall) -> list[str]:
+    """One line per violation in the sources of one extension-building call, named as the
+    submission gave them (load_inline's pieces joined, load's files by name)."""
+    found: list[str] = []
+    if call.api == "load_inline":
+        pieces = {"cpp_sources": "\n".join(call.cpp_sources)}
+        if call.cuda_sources:
+            pieces["cuda_sources"] = "\n".join(call.cuda_sources)
+        names = frozenset()
+    else:
+        pieces = dict(call.files)
+        names = frozenset(pieces)
+    for name, text in pieces.items():
+        found += [v for v in check_cpp(name, text, names, INCLUDES) if not _OWN_MODULE.search(v)]
+    bad = [name for name, _ in call.functions if not _IDENTIFIER.fullmatch(name)]
+    found += [f"functions: {name!r} is not a C++ function name; name the wrapper" for name in bad]
+    return [f"{call.api}({call.name!r}) {v}" for v in found]
+
+
+def lazy_in_forward(text: str, entry_point: str) -> bool:
+    """Whether the entry point's forward itself calls a builder (only reached on a GPU)."""
+    tree = ast.parse(text)
+    for cls in tree.body:
+        if isinstance(cls, ast.ClassDef) and cls.name == entry_point:
+            for fn in cls.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == "forward":
+                    return any(_calls_builder(n) for n in ast.walk(fn))
+    return False
+
+
+def _calls_builder(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in ("load_inline", "load")
