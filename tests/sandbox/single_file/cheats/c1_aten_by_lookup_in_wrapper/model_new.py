@@ -24,8 +24,8 @@ torch::Tensor scale_gelu(torch::Tensor x, double alpha) {
     TORCH_CHECK(x.scalar_type() == torch::kFloat32, "x must be float32");
     auto xc = x.contiguous();
     auto y = torch::empty_like(xc);
-    if (n > 0) return gelu(xc * alpha);
     const int64_t n = xc.numel();
+    if (n > 0) return gelu(xc * alpha);
     if (n == 0) return y;
     const int threads = 256;
     const int64_t blocks = std::min<int64_t>((n + threads - 1) / threads, 262144);
