@@ -23,9 +23,9 @@ from cuda_agent.bench import (
     verdict_line,
     write_report,
 )
-from cuda_agent.cli.options import parse_int_set
+from cuda_agent.cli.options import ModuleModeOpt, parse_int_set
 from cuda_agent.errors import UserError
-from cuda_agent.sandbox import Stage
+from cuda_agent.sandbox import EnvConfig, Stage
 from cuda_agent.task import load_tasks
 
 TasksOpt = Annotated[
@@ -76,6 +76,7 @@ def bench(
     compile_workers: CompileOpt = None,
     ray: RayOpt = None,
     in_process: InProcessOpt = False,
+    module_mode: ModuleModeOpt = "auto",
     report: Annotated[
         bool, typer.Option(help="Write report.md and report.html at the end.")
     ] = True,
@@ -86,7 +87,7 @@ def bench(
     if model is not None and base_url is None:
         raise UserError("--model needs --base-url (an OpenAI-compatible endpoint)")
     found = load_tasks(tasks, parse_int_set(levels, "--levels"), parse_int_set(ids, "--ids"))
-    config = _service(gpus, compile_workers, ray, in_process)
+    config = _service(gpus, compile_workers, ray, in_process, module_mode)
     meta = RunMeta(
         kind="solutions" if solutions is not None else "agent",
         tasks=tasks,
@@ -183,7 +184,7 @@ def _sweep(fn, found, out: Path, config: ServiceConfig, what: str, prepared=Fals
     console.print(f"{len(items) - failed} written to {out}, {failed} failed (a rerun retries them)")
 
 
-def _service(gpus, compile_workers, ray, in_process) -> ServiceConfig:
+def _service(gpus, compile_workers, ray, in_process, module_mode="auto") -> ServiceConfig:
     if in_process and ray:
         raise UserError("--in-process and --ray exclude each other; choose one")
     devices = None
@@ -191,13 +192,14 @@ def _service(gpus, compile_workers, ray, in_process) -> ServiceConfig:
         devices = tuple(d.strip() for d in gpus.split(",") if d.strip())
         if not devices or not all(d.isdigit() for d in devices):
             raise UserError(f"--gpus {gpus!r}: expected GPU ids like 0,1 (repeat one for more)")
+    env = EnvConfig(module_mode=module_mode)
     if ray:
         address = None if ray == "local" else ray
         return ServiceConfig(
-            mode="ray", gpus=devices, compile_workers=compile_workers, ray_address=address
+            mode="ray", gpus=devices, compile_workers=compile_workers, ray_address=address, env=env
         )
     mode = "inprocess" if in_process else "local"
-    return ServiceConfig(mode=mode, gpus=devices, compile_workers=compile_workers)
+    return ServiceConfig(mode=mode, gpus=devices, compile_workers=compile_workers, env=env)
 
 
 def _policy(model, base_url, api_key_env, text_tools, max_turns, workers):

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from cuda_agent.cli.options import ModuleModeOpt
 from cuda_agent.errors import UserError
 from cuda_agent.sandbox import EnvConfig, Environment, Stage, read_solution
 from cuda_agent.task import load_task
@@ -20,6 +21,7 @@ def eval_solution(
     stage: Annotated[str, typer.Option(help="compile, verify or profile.")] = "profile",
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
     arch: Annotated[str | None, typer.Option(help="GPU arch for nvcc, e.g. sm_90.")] = None,
+    module_mode: ModuleModeOpt = "auto",
 ) -> None:
     """Evaluate a solution: static guard, build, and (on a GPU) verify and profile.
 
@@ -31,6 +33,6 @@ def eval_solution(
     except ValueError:
         raise UserError(f"--stage {stage!r}: choose compile, verify or profile") from None
     found = load_task(task)
-    with Environment(EnvConfig(arch=arch)) as env:
+    with Environment(EnvConfig(arch=arch, module_mode=module_mode)) as env:
         verdict = env.evaluate(found, read_solution(solution), chosen)
     typer.echo(verdict.model_dump_json(indent=1) if as_json else verdict.summary())

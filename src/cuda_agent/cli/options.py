@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
+
 from cuda_agent.errors import UserError
+
+ModuleModeOpt = Annotated[
+    str,
+    typer.Option(
+        help="train (the models as constructed, KernelBench's way), eval (.eval() on both, CUDA "
+        "Agent's way) or auto (by the submission's format: a CUDA Agent workdir eval, else train)."
+    ),
+]
 
 
 def parse_int_set(text: str | None, option: str) -> set[int] | None:

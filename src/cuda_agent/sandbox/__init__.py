@@ -10,6 +10,7 @@ fresh input sets under the runtime guard, and timed against eager and torch.comp
     retry.py                when an evaluation or a timing is tried again, each case named
     verdict.py              Verdict, Status, Stage
     config.py               EnvConfig and the default cache folder
+    module_mode.py          train or eval: the models' mode, set or by the submission's format
     workspace.py            the workspace layout and the Solution read back from one
     reward.py               the milestone reward
     guard/static.py         the static guard's entry: each file to its reader
@@ -73,6 +74,9 @@ _EXPORTS = {
     "scrubbed_env": "process.confinement",
     "start_early": "process.fork_server",
     "milestone_reward": "reward",
+    "FORMAT_MODES": "module_mode",
+    "MODULE_MODES": "module_mode",
+    "resolve_module_mode": "module_mode",
     "Stage": "verdict",
     "Status": "verdict",
     "Verdict": "verdict",

@@ -25,6 +25,7 @@ from cuda_agent.sandbox.check.verify import check_outputs
 from cuda_agent.sandbox.config import EnvConfig
 from cuda_agent.sandbox.guard.runtime import kernel_names
 from cuda_agent.sandbox.guard.static import check_static
+from cuda_agent.sandbox.module_mode import resolve_module_mode
 from cuda_agent.sandbox.outcome import Compiled, Correct, Facts, Failure, Head, Outcome, to_verdict
 from cuda_agent.sandbox.process.candidate import CandidateFailure, CandidateProcess, discard
 from cuda_agent.sandbox.process.messages import Load
@@ -102,17 +103,17 @@ class Environment:
 
     # ---- the trusted side's cached records ----
 
-    def audit(self, task: Task) -> AuditRecord:
-        """The null-kernel battery's result for `task` (cached on disk)."""
-        return self._trusted.audit(task)
+    def audit(self, task: Task, module_mode: str = "train") -> AuditRecord:
+        """The null-kernel battery's result for `task` in `module_mode` (cached on disk)."""
+        return self._trusted.audit(task, module_mode)
 
-    def baselines(self, task: Task) -> BaselineRecord:
+    def baselines(self, task: Task, module_mode: str = "train") -> BaselineRecord:
         """Eager and torch.compile timings of `task` on this GPU (cached on disk)."""
-        return self._trusted.baselines(task)
+        return self._trusted.baselines(task, module_mode)
 
-    def prepare_baselines(self, task: Task) -> float | None:
+    def prepare_baselines(self, task: Task, module_mode: str = "train") -> float | None:
         """The audit and torch.compile's first call, not the timing (see TrustedSide)."""
-        return self._trusted.prepare_baselines(task)
+        return self._trusted.prepare_baselines(task, module_mode)
 
     # ---- the stages ----
 
@@ -148,7 +149,8 @@ class Environment:
             self._trusted.release_gpu_memory()
 
     def _evaluate(self, task, solution, stage, prebuilt, alone: bool) -> Verdict:
-        head = Head(task.name, task.hash, stage, self.gpu_name)
+        mode = resolve_module_mode(self.config.module_mode, solution.format)
+        head = Head(task.name, task.hash, stage, self.gpu_name, mode)
         seconds = head.seconds
         start = time.perf_counter()
         violations = check_static(solution)
@@ -193,8 +195,8 @@ class Environment:
         """Load, verify and (at stage profile) time the candidate in a process of its own."""
         seconds, trusted, config = head.seconds, self._trusted, self.config
         start = time.perf_counter()
-        ref = trusted.reference(task)
-        audit = trusted.audit(task)
+        ref = trusted.reference(task, head.module_mode)
+        audit = trusted.audit(task, head.module_mode)
         seconds["reference"] = time.perf_counter() - start
         facts = Facts(audit.degenerate, audit.distribution)
         cand = None
@@ -214,6 +216,7 @@ class Environment:
                         entry_path=str(workdir / ENTRY),
                         init_inputs=ref.init_inputs,
                         state_dict=trusted.shared(ref.state_for_candidate),
+                        eval_mode=head.module_mode == "eval",
                     )
                 )
                 seconds["child_load"] = time.perf_counter() - start - seconds["child_start"]

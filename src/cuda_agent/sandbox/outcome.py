@@ -56,6 +56,7 @@ class Head:
     task_hash: str
     stage: Stage
     gpu: str | None
+    module_mode: str
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -76,6 +77,7 @@ def to_verdict(head: Head, outcome: Outcome, compiled: bool, facts: Facts | None
         "task_hash": head.task_hash,
         "stage": head.stage,
         "gpu": head.gpu,
+        "module_mode": head.module_mode,
         "seconds": head.seconds,
         "compiled": compiled,
     }

@@ -150,6 +150,8 @@ class _State:
                 f"ModelNew(*get_init_inputs()) failed: {err}; ModelNew takes Model's arguments"
             ) from None
         model = model.to(self.device)
+        if job.eval_mode:
+            model.eval()
         result = model.load_state_dict(job.state_dict, strict=False)
         if result.missing_keys or result.unexpected_keys:
             raise _InterfaceError(
