@@ -67,3 +67,15 @@ def test_eval_summary_and_usage_errors(cache, tmp_path):
         cache=cache,
     )
     assert compiled.returncode == 0 and compiled.stdout.startswith("elementwise_chain: ok")
+
+
+def test_module_mode_by_format_and_by_option(cache):
+    workdir = REPO / "tests" / "fixtures" / "workdirs" / "axpby_cuda_agent"
+    args = ("eval", "--task", str(workdir / "model.py"), "--solution", str(workdir))
+    auto = cli(*args, "--stage", "compile", "--json", cache=cache)
+    assert auto.returncode == 0, auto.stderr
+    assert json.loads(auto.stdout)["module_mode"] == "eval"
+    chosen = cli(*args, "--stage", "compile", "--json", "--module-mode", "train", cache=cache)
+    assert json.loads(chosen.stdout)["module_mode"] == "train"
+    bad = cli(*args, "--module-mode", "inference", cache=cache)
+    assert bad.returncode == 2 and "choose auto, train, eval" in bad.stderr
