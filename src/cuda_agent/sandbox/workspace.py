@@ -1,12 +1,12 @@
 """The workspace layout (as CUDA Agent's users know it) and the Solution read back from one.
 
 model.py             reference program, read-only (the harness uses the Task's copy, never this)
-utils/               a CUDA Agent workdir's own tools: ignored (the harness runs its own)
 model_new.py         class ModelNew: same constructor and state_dict as Model, calls cuda_extension
 kernels/*.cu         raw CUDA kernels behind extern "C" launchers
 kernels/*_binding.cpp  tensor-to-pointer bindings that REGISTER_BINDING themselves
 binding.cpp, binding_registry.h   fixed infrastructure (the harness builds the package's copies)
 SKILL.md             how to work here (written by the agent package)
+utils/               a CUDA Agent workdir's own tools: ignored (the harness runs its own)
 """
 
 from __future__ import annotations

@@ -112,9 +112,7 @@ ALLOWED_PYBIND = frozenset(
     + ["module", "module_"]
 )  # the module only as the parameter of CUDA Agent's registration functions (see infra/)
 # What a registration function may not do with the module it is handed: anything beyond .def
-PY_MODULE_METHODS = frozenset(
-    "attr import add_object def_submodule reload inc_ref dec_ref ptr".split()
-)
+PY_MODULE_METHODS = frozenset("attr import add_object def_submodule reload inc_ref dec_ref".split())
 
 # Tensor methods, shared with the Python rules: everything callable on torch.Tensor is compute
 # except these metadata, view and allocation methods.

@@ -46,6 +46,7 @@ struct BindingRegistrar {
 template <typename Fn, typename... Extra>
 void add_binding(pybind11::module_& m, const char* name, Fn fn, const Extra&... extra) {
     if constexpr (sizeof...(Extra) == 0 && std::is_invocable_v<Fn&, pybind11::module_&>) {
+        static_cast<void>(name);  // the registration function names its own functions
         fn(m);
     } else {
         m.def(name, fn, extra...);
