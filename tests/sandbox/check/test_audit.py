@@ -93,7 +93,9 @@ def test_an_output_that_ignores_its_input_lets_a_stale_buffer_pass():
     assert record.degenerate
 
 
-BATCHNORM = Path(__file__).parents[1] / "tasks" / "batchnorm_fresh_stats.py"
+BATCHNORM = (
+    Path(__file__).parents[2] / "fixtures" / "workdirs" / "batchnorm_eval_cuda_agent" / "model.py"
+)
 
 
 def test_batchnorm_with_fresh_statistics_is_degenerate_in_eval_mode_only():
