@@ -9,8 +9,12 @@ from typing import Annotated
 import typer
 
 from cuda_agent.errors import UserError
-from cuda_agent.sandbox import read_solution
-from cuda_agent.sandbox.export import EXPORT_FORMATS, export_cuda_agent, export_kernelbench
+from cuda_agent.sandbox import (
+    EXPORT_FORMATS,
+    export_cuda_agent,
+    export_kernelbench,
+    read_solution,
+)
 from cuda_agent.task import load_task
 
 

@@ -46,6 +46,9 @@ fresh input sets under the runtime guard, and timed against eager and torch.comp
     process/child.py        the candidate process itself
     process/confinement.py  scrubbed environment, rlimits, Landlock, seccomp
     process/isolated_call.py  any function in a confined child (synthesis uses it)
+    export/kernelbench.py   a solution as a KernelBench single-file submission (load_inline)
+    export/cuda_agent.py    a solution as a CUDA Agent workdir (their binding convention)
+    export/sources.py       translation units merged, REGISTER_BINDING calls read
 
 The names below load on first use, so that importing one piece (the fork server, before torch)
 does not import the rest.
@@ -74,6 +77,9 @@ _EXPORTS = {
     "scrubbed_env": "process.confinement",
     "start_early": "process.fork_server",
     "milestone_reward": "reward",
+    "EXPORT_FORMATS": "export",
+    "export_cuda_agent": "export",
+    "export_kernelbench": "export",
     "FORMAT_MODES": "module_mode",
     "MODULE_MODES": "module_mode",
     "resolve_module_mode": "module_mode",
