@@ -49,7 +49,7 @@ def test_baselines_skip_recorded_keys_and_do_not_write_failures(tmp_path, servic
 def test_audit_on_cpu_reports_each_task(tmp_path, service):
     tasks = [load_task(n) for n in GOOD]
     items = run_audit(tasks, service, tmp_path / "audit.jsonl")
-    assert sorted(i.task.name for i in items) == sorted(GOOD)
+    assert sorted(i.task.name for i in items) == sorted(GOOD * 2)  # in train and eval mode
     assert all(i.error and "needs a CUDA GPU" in i.error for i in items)
     assert (tmp_path / "audit.md").read_text().startswith("# Null-kernel audit")
 
@@ -80,9 +80,19 @@ def test_audit_table_lists_tasks_a_trivial_output_passes(tmp_path):
             "degenerate": True,
             "passing": {"task": ["zeros"], "signed": ["zeros"]},
         },
+        {
+            "task": "L2_33_BatchNorm",
+            "level": 2,
+            "problem_id": 33,
+            "distribution": "task",
+            "degenerate": True,
+            "passing": {"task": ["input 0 itself"]},
+            "module_mode": "eval",
+        },
     ]
     text = write_audit_table(records, tmp_path / "audit.md").read_text()
-    assert "3 tasks audited; 2 pass a trivial output" in text
-    assert "| L1_19_ReLU | L1 | input 0 | signed | no |" in text
-    assert "| L2_9_Const | L2 | zeros | task | yes |" in text
+    assert "4 audits (task, module mode); 3 pass a trivial output" in text
+    assert "| L1_19_ReLU | L1 | train | input 0 | signed | no |" in text
+    assert "| L2_9_Const | L2 | train | zeros | task | yes |" in text
+    assert "| L2_33_BatchNorm | L2 | eval | input 0 itself | task | yes |" in text
     assert "L1_23_Softmax" not in text

@@ -88,3 +88,15 @@ def test_eval_single_file_as_kernelbench_names_it(cache, tmp_path):
     text.write_text("not python")
     wrong = cli("eval", "--task", task, "--solution", str(text), cache=cache)
     assert wrong.returncode == 2 and "a .py file" in wrong.stderr
+
+
+def test_module_mode_by_format_and_by_option(cache):
+    workdir = REPO / "tests" / "fixtures" / "workdirs" / "axpby_cuda_agent"
+    args = ("eval", "--task", str(workdir / "model.py"), "--solution", str(workdir))
+    auto = cli(*args, "--stage", "compile", "--json", cache=cache)
+    assert auto.returncode == 0, auto.stderr
+    assert json.loads(auto.stdout)["module_mode"] == "eval"
+    chosen = cli(*args, "--stage", "compile", "--json", "--module-mode", "train", cache=cache)
+    assert json.loads(chosen.stdout)["module_mode"] == "train"
+    bad = cli(*args, "--module-mode", "inference", cache=cache)
+    assert bad.returncode == 2 and "choose auto, train, eval" in bad.stderr

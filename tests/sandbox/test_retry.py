@@ -34,7 +34,7 @@ def patched(tmp_path, monkeypatch, recorded_gpu_lock):
             attempts.append(held[-1] if held else None)
             err = failures[len(attempts) - 1]
             failure = retry.blame_out_of_memory(err.failure, err.out_of_memory, alone)
-            return to_verdict(Head(task.name, task.hash, stage, None), failure, True)
+            return to_verdict(Head(task.name, task.hash, stage, None, "train"), failure, True)
 
         monkeypatch.setattr(env_mod.Environment, "_evaluate", evaluate)
         task = load_task("elementwise_chain")

@@ -47,8 +47,8 @@ def prepare_baselines(env: Environment, task: Task) -> float | None:
     return env.prepare_baselines(task)
 
 
-def audit(env: Environment, task: Task) -> AuditRecord:
-    return env.audit(task)
+def audit(env: Environment, task: Task, module_mode: str = "train") -> AuditRecord:
+    return env.audit(task, module_mode)
 
 
 def identity(env: Environment) -> dict:

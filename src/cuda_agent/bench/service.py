@@ -101,9 +101,11 @@ class EvaluationService:
         """(task, Environment.prepare_baselines(task)) as they finish, or (task, the exception)."""
         return self._gpu_map("prepare_baselines", tasks)
 
-    def audit(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, AuditRecord | Exception]]:
-        """(task, Environment.audit(task)) as they finish, or (task, the exception)."""
-        return self._gpu_map("audit", tasks)
+    def audit(
+        self, tasks: Iterable[Task], module_mode: str = "train"
+    ) -> Iterator[tuple[Task, AuditRecord | Exception]]:
+        """(task, Environment.audit(task, module_mode)) as they finish, or (task, the error)."""
+        return self._gpu_map("audit", tasks, module_mode)
 
     def identity(self) -> dict:
         """{"gpu": name or None, "torch_version": ...} of a GPU worker."""
@@ -137,8 +139,8 @@ class EvaluationService:
     def __exit__(self, exc_type, exc, tb) -> None:
         self.close(cancel_pending=exc_type is not None)
 
-    def _gpu_map(self, method: str, tasks: Iterable[Task]):
-        futures = {self._pipeline.submit_gpu(method, (t,)): t for t in tasks}
+    def _gpu_map(self, method: str, tasks: Iterable[Task], *args):
+        futures = {self._pipeline.submit_gpu(method, (t, *args)): t for t in tasks}
         for future in as_completed(futures):
             err = future.exception()
             yield futures[future], err if err is not None else future.result()

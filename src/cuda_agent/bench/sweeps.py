@@ -3,7 +3,8 @@ service's GPU workers, each result appended to a JSONL data file as it finishes.
 
 The Environment owns both caches (a rerun of a task costs a file read there); these files are
 the record to publish and compare: baselines keyed by (task hash, GPU, torch version), audits by
-(task hash, torch version, tolerances). A rerun skips the keys already in the file; a task whose
+(task hash, torch version, tolerances, module mode), each task audited in both modes (a record
+without a mode is training mode's). A rerun skips the keys already in the file; a task whose
 call failed is reported, not written, and retried by the next run.
 """
 
@@ -71,18 +72,24 @@ def run_audit(
     service: EvaluationService,
     out: Path,
     on_item: Callable[[SweepItem], None] | None = None,
+    modes: tuple[str, ...] = ("train", "eval"),
 ) -> list[SweepItem]:
-    """The null-kernel battery of every task not yet in `out` for this torch and tolerance."""
+    """The null-kernel battery of every task not yet in `out` for this torch and tolerance, in
+    each module mode of `modes`."""
     log = JsonlLog(out)
     ident = service.identity()
     env = service.config.env
-    key = (ident["torch_version"], env.atol, env.rtol)
     have = {
         (r.get("task_hash"), r.get("torch_version"), r.get("atol"), r.get("rtol"))
+        + (r.get("module_mode", "train"),)
         for r in log.read()
     }
-    todo = [t for t in tasks if (t.hash, *key) not in have]
-    items = _sweep(service.audit(todo), log, on_item, lambda a: {"redrawn": a.redrawn})
+    items = []
+    for mode in modes:
+        key = (ident["torch_version"], env.atol, env.rtol, mode)
+        todo = [t for t in tasks if (t.hash, *key) not in have]
+        results = service.audit(todo, mode)
+        items += _sweep(results, log, on_item, lambda a: {"redrawn": a.redrawn})
     write_audit_table(log.read(), out.with_suffix(".md"))
     return items
 
@@ -120,16 +127,18 @@ def write_audit_table(records: list[dict], path: Path) -> Path:
     lines = [
         "# Null-kernel audit",
         "",
-        f"{len(records)} tasks audited; {len(flagged)} pass a trivial output under their own "
-        "inputs (or under every distribution tried).",
+        f"{len(records)} audits (task, module mode); {len(flagged)} pass a trivial output under "
+        "their own inputs (or under every distribution tried).",
         "",
-        "| task | level | trivial outputs passing the task's own inputs | scored on | degenerate |",
-        "| --- | --- | --- | --- | --- |",
+        "| task | level | mode | trivial outputs passing the task's own inputs | scored on "
+        "| degenerate |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for r in flagged:
         passing = ", ".join(r.get("passing", {}).get("task", [])) or "—"
         lines.append(
-            f"| {r.get('task')} | {level_key(r.get('level'))} | {passing} | "
+            f"| {r.get('task')} | {level_key(r.get('level'))} | {r.get('module_mode', 'train')} "
+            f"| {passing} | "
             f"{r.get('distribution')} | {'yes' if r.get('degenerate') else 'no'} |"
         )
     path.write_text("\n".join(lines) + "\n")

@@ -26,10 +26,10 @@ from cuda_agent.bench import (
     verdict_line,
     write_report,
 )
-from cuda_agent.cli.options import KernelBenchOpt, check_at_least, parse_int_set
+from cuda_agent.cli.options import KernelBenchOpt, ModuleModeOpt, check_at_least, parse_int_set
 from cuda_agent.cli.writable import check_cache, check_writable_folder
 from cuda_agent.errors import Interrupted, UserError
-from cuda_agent.sandbox import Stage
+from cuda_agent.sandbox import EnvConfig, Stage
 from cuda_agent.task import load_tasks
 
 TasksOpt = Annotated[
@@ -89,6 +89,7 @@ def bench(
     compile_workers: CompileOpt = None,
     ray: RayOpt = None,
     in_process: InProcessOpt = False,
+    module_mode: ModuleModeOpt = "auto",
     report: Annotated[
         bool, typer.Option(help="Write report.md and report.html at the end.")
     ] = True,
@@ -104,7 +105,7 @@ def bench(
     found = load_tasks(
         tasks, parse_int_set(levels, "--levels"), parse_int_set(ids, "--ids"), kernelbench
     )
-    config = _service(gpus, compile_workers, ray, in_process)
+    config = _service(gpus, compile_workers, ray, in_process, module_mode)
     policy = None
     if solutions is not None:
         check_solutions(found, StoredSolutions(solutions))
@@ -236,7 +237,7 @@ def _sweep_items(fn, found, out, service, console, what: str, prepared: bool) ->
     console.print(f"{len(items) - failed} written to {out}, {failed} failed (a rerun retries them)")
 
 
-def _service(gpus, compile_workers, ray, in_process) -> ServiceConfig:
+def _service(gpus, compile_workers, ray, in_process, module_mode="auto") -> ServiceConfig:
     if in_process and ray:
         raise UserError("--in-process and --ray exclude each other; choose one")
     check_at_least(compile_workers, 0, "--compile-workers")
@@ -245,15 +246,16 @@ def _service(gpus, compile_workers, ray, in_process) -> ServiceConfig:
         devices = tuple(d.strip() for d in gpus.split(",") if d.strip())
         if not devices or not all(d.isdigit() for d in devices):
             raise UserError(f"--gpus {gpus!r}: expected GPU ids like 0,1 (repeat one for more)")
+    env = EnvConfig(module_mode=module_mode)
     if ray:
         address = None if ray == "local" else ray
         if address is not None:
             check_ray_address(address)
         return ServiceConfig(
-            mode="ray", gpus=devices, compile_workers=compile_workers, ray_address=address
+            mode="ray", gpus=devices, compile_workers=compile_workers, ray_address=address, env=env
         )
     mode = "inprocess" if in_process else "local"
-    return ServiceConfig(mode=mode, gpus=devices, compile_workers=compile_workers)
+    return ServiceConfig(mode=mode, gpus=devices, compile_workers=compile_workers, env=env)
 
 
 def _policy(model, base_url, api_key_env, text_tools, max_turns, workers, timeout):

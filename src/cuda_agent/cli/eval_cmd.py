@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from cuda_agent.cli.options import ModuleModeOpt
 from cuda_agent.errors import UserError
 from cuda_agent.sandbox import EnvConfig, Environment, Stage, read_submission
 from cuda_agent.task import load_task
@@ -28,6 +29,7 @@ def eval_solution(
     entry_point: Annotated[
         str, typer.Option(help="The class a single-file submission defines.")
     ] = "ModelNew",
+    module_mode: ModuleModeOpt = "auto",
 ) -> None:
     """Evaluate a solution: static guard, build, and (on a GPU) verify and profile.
 
@@ -40,6 +42,6 @@ def eval_solution(
         raise UserError(f"--stage {stage!r}: choose compile, verify or profile") from None
     found = load_task(task)
     submission = read_submission(solution, entry_point)
-    with Environment(EnvConfig(arch=arch)) as env:
+    with Environment(EnvConfig(arch=arch, module_mode=module_mode)) as env:
         verdict = env.evaluate(found, submission, chosen)
     typer.echo(verdict.model_dump_json(indent=1) if as_json else verdict.summary())

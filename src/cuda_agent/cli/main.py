@@ -9,6 +9,7 @@ import typer
 from cuda_agent.cli.bench_cmd import COMMANDS as BENCH_COMMANDS
 from cuda_agent.cli.compare_cmd import compare
 from cuda_agent.cli.eval_cmd import eval_solution
+from cuda_agent.cli.export_cmd import export
 from cuda_agent.cli.optimize_cmd import optimize
 from cuda_agent.cli.synth_cmd import synth_app
 from cuda_agent.cli.tasks_cmd import tasks
@@ -34,6 +35,7 @@ app.command()(tasks)
 app.command()(optimize)
 app.command()(workspace)
 app.command("eval")(eval_solution)
+app.command()(export)
 app.command()(train)
 app.add_typer(synth_app, name="synth")
 for _command in BENCH_COMMANDS:  # bench, baselines, audit, report

@@ -18,6 +18,14 @@ KernelBenchOpt = Annotated[
     ),
 ]
 
+ModuleModeOpt = Annotated[
+    str,
+    typer.Option(
+        help="train (the models as constructed, KernelBench's way), eval (.eval() on both, CUDA "
+        "Agent's way) or auto (by the submission's format: a CUDA Agent workdir eval, else train)."
+    ),
+]
+
 
 def parse_int_set(text: str | None, option: str) -> set[int] | None:
     """`1,3,5-9` -> {1, 3, 5, 6, 7, 8, 9}; None stays None."""

@@ -10,6 +10,7 @@ fresh input sets under the runtime guard, and timed against eager and torch.comp
     retry.py                when an evaluation or a timing is tried again, each case named
     verdict.py              Verdict, Status, Stage
     config.py               EnvConfig and the default cache folder
+    module_mode.py          train or eval: the models' mode, set or by the submission's format
     workspace.py            the workspace layout and the Solution read back from one
     reward.py               the milestone reward
     guard/static.py         the static guard's entry: each file to its reader
@@ -46,6 +47,9 @@ fresh input sets under the runtime guard, and timed against eager and torch.comp
     process/confinement.py  scrubbed environment, rlimits, Landlock, seccomp
     process/isolated_call.py  any function in a confined child (synthesis uses it)
     single_file/            KernelBench's single-file submissions, built through the candidate
+    export/kernelbench.py   a solution as a KernelBench single-file submission (load_inline)
+    export/cuda_agent.py    a solution as a CUDA Agent workdir (their binding convention)
+    export/sources.py       translation units merged, REGISTER_BINDING calls read
 
 The names below load on first use, so that importing one piece (the fork server, before torch)
 does not import the rest.
@@ -77,6 +81,12 @@ _EXPORTS = {
     "SingleFileSolution": "single_file.submission",
     "read_submission": "single_file.submission",
     "single_file_solution": "single_file.submission",
+    "EXPORT_FORMATS": "export",
+    "export_cuda_agent": "export",
+    "export_kernelbench": "export",
+    "FORMAT_MODES": "module_mode",
+    "MODULE_MODES": "module_mode",
+    "resolve_module_mode": "module_mode",
     "Stage": "verdict",
     "Status": "verdict",
     "Verdict": "verdict",

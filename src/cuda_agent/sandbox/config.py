@@ -6,6 +6,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cuda_agent.errors import UserError
+from cuda_agent.sandbox.module_mode import SETTINGS
+
 
 def default_cache_dir() -> Path:
     """The project's cache (builds, audits, baselines; synthesis's beneath): CUDA_AGENT_CACHE,
@@ -33,3 +36,10 @@ class EnvConfig:
     child_memory_mb: int = 32 * 1024  # host memory of the candidate process
     spare_processes: int = 2  # candidate processes started ahead of the rounds that need them
     build_jobs: int | None = None
+    # train | eval | auto: the mode reference and candidate run in (module_mode.py); auto: the
+    # submission format's
+    module_mode: str = "auto"
+
+    def __post_init__(self):
+        if self.module_mode not in SETTINGS:
+            raise UserError(f"module mode {self.module_mode!r}: choose {', '.join(SETTINGS)}")

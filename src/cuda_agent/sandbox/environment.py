@@ -27,6 +27,7 @@ from cuda_agent.sandbox.check.verify import check_outputs
 from cuda_agent.sandbox.config import EnvConfig
 from cuda_agent.sandbox.guard.runtime import kernel_names
 from cuda_agent.sandbox.guard.static import check_static
+from cuda_agent.sandbox.module_mode import resolve_module_mode
 from cuda_agent.sandbox.outcome import Compiled, Correct, Facts, Failure, Head, Outcome, to_verdict
 from cuda_agent.sandbox.process.candidate import CandidateFailure, CandidateProcess, discard
 from cuda_agent.sandbox.process.messages import Load, LoadSingleFile
@@ -112,17 +113,17 @@ class Environment:
 
     # ---- the trusted side's cached records ----
 
-    def audit(self, task: Task) -> AuditRecord:
-        """The null-kernel battery's result for `task` (cached on disk)."""
-        return self._trusted.audit(task)
+    def audit(self, task: Task, module_mode: str = "train") -> AuditRecord:
+        """The null-kernel battery's result for `task` in `module_mode` (cached on disk)."""
+        return self._trusted.audit(task, module_mode)
 
-    def baselines(self, task: Task) -> BaselineRecord:
+    def baselines(self, task: Task, module_mode: str = "train") -> BaselineRecord:
         """Eager and torch.compile timings of `task` on this GPU (cached on disk)."""
-        return self._trusted.baselines(task)
+        return self._trusted.baselines(task, module_mode)
 
-    def prepare_baselines(self, task: Task) -> float | None:
+    def prepare_baselines(self, task: Task, module_mode: str = "train") -> float | None:
         """The audit and torch.compile's first call, not the timing (see TrustedSide)."""
-        return self._trusted.prepare_baselines(task)
+        return self._trusted.prepare_baselines(task, module_mode)
 
     # ---- the stages ----
 
@@ -158,7 +159,8 @@ class Environment:
             self._trusted.release_gpu_memory()
 
     def _evaluate(self, task, solution, stage, prebuilt, alone: bool) -> Verdict:
-        head = Head(task.name, task.hash, stage, self.gpu_name)
+        mode = resolve_module_mode(self.config.module_mode, solution.format)
+        head = Head(task.name, task.hash, stage, self.gpu_name, mode)
         if isinstance(solution, SingleFileSolution):
             if self._spare is not None and stage != Stage.COMPILE:
                 self._spare.prepare()  # the candidate process starts while the guard reads
@@ -241,8 +243,8 @@ class Environment:
         its process asks."""
         seconds, trusted, config = head.seconds, self._trusted, self.config
         start = time.perf_counter()
-        ref = trusted.reference(task)
-        audit = trusted.audit(task)
+        ref = trusted.reference(task, head.module_mode)
+        audit = trusted.audit(task, head.module_mode)
         seconds["reference"] = time.perf_counter() - start
         facts = Facts(audit.degenerate, audit.distribution)
         cand = None
@@ -257,15 +259,20 @@ class Environment:
             seconds.update({f"process_{k}": v for k, v in cand.startup_s.items()})  # its start
             with trusted.gpu_shared():  # the candidate's GPU work never overlaps a timing
                 state_dict = trusted.shared(ref.state_for_candidate)
+                eval_mode = head.module_mode == "eval"
                 if builder is None:
                     entry = str(workdir / ENTRY)
-                    cand.request(Load(str(build.so_path), entry, ref.init_inputs, state_dict))
+                    cand.request(
+                        Load(str(build.so_path), entry, ref.init_inputs, state_dict, eval_mode)
+                    )
                     own = kernel_names(solution.files)
                 else:  # the kernels of every extension built so far, lazily built ones too
                     cand.on_extension, own = builder, builder.kernels
                     entry_point = solution.entry_point
                     entry = str(workdir / ENTRY)
-                    cand.request(LoadSingleFile(entry, entry_point, ref.init_inputs, state_dict))
+                    cand.request(
+                        LoadSingleFile(entry, entry_point, ref.init_inputs, state_dict, eval_mode)
+                    )
                 seconds["child_load"] = time.perf_counter() - start - seconds["child_start"]
                 first = trusted.draw(ref, audit)
                 first_ref = ref(*first)

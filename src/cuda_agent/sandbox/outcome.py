@@ -56,6 +56,7 @@ class Head:
     task_hash: str
     stage: Stage
     gpu: str | None
+    module_mode: str
     seconds: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what the harness changed (arch flags)
 
@@ -77,6 +78,7 @@ def to_verdict(head: Head, outcome: Outcome, compiled: bool, facts: Facts | None
         "task_hash": head.task_hash,
         "stage": head.stage,
         "gpu": head.gpu,
+        "module_mode": head.module_mode,
         "seconds": head.seconds,
         "compiled": compiled,
     }

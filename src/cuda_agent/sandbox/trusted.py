@@ -2,7 +2,8 @@
 timings, and the GPU memory that holds the candidate's inputs.
 
 References stay in memory (the last few tasks); audits and baselines are cached on disk, keyed by
-task, GPU and torch version, so that a sweep's workers time each baseline once.
+task, module mode, GPU and torch version, so that a sweep's workers time each baseline once.
+Training mode's files keep the names they had before the mode was part of the key.
 """
 
 from __future__ import annotations
@@ -41,41 +42,42 @@ class TrustedSide:
         self.config = config
         self.device = device
         self.gpu_name = gpu_name
-        self._references: OrderedDict[str, Reference] = OrderedDict()
+        self._references: OrderedDict[tuple[str, str], Reference] = OrderedDict()
         self._mem_pool = None  # see _pool
 
     def clear(self) -> None:
         self._references.clear()
 
-    def reference(self, task: Task) -> Reference:
-        ref = self._references.pop(task.hash, None)
+    def reference(self, task: Task, module_mode: str = "train") -> Reference:
+        key = (task.hash, module_mode)
+        ref = self._references.pop(key, None)
         if ref is None:
             with self.gpu_shared():  # copies weights to the GPU: never beside a timing
-                ref = Reference(task, self.device)
-        self._references[task.hash] = ref
+                ref = Reference(task, self.device, module_mode)
+        self._references[key] = ref
         while len(self._references) > _REFERENCES_KEPT:
             self._references.popitem(last=False)
         return ref
 
-    def audit(self, task: Task) -> AuditRecord:
-        """The null-kernel battery's result for `task` (cached on disk)."""
+    def audit(self, task: Task, module_mode: str = "train") -> AuditRecord:
+        """The null-kernel battery's result for `task` in `module_mode` (cached on disk)."""
         self.need_gpu("the null-kernel audit")
         cfg = self.config
-        path = (
-            cfg.cache_dir / "audit" / f"{task.hash}-{torch.__version__}-{cfg.atol}-{cfg.rtol}.json"
-        )
+        name = f"{task.hash}-{torch.__version__}-{cfg.atol}-{cfg.rtol}{_suffix(module_mode)}"
+        path = cfg.cache_dir / "audit" / f"{name}.json"
         record = load_audit(path)
         if record is None:
             with self.gpu_shared():
-                record = run_battery(self.reference(task), self.device, cfg.atol, cfg.rtol)
+                ref = self.reference(task, module_mode)
+                record = run_battery(ref, self.device, cfg.atol, cfg.rtol)
                 torch.cuda.empty_cache()  # its sets and outputs: not held while others need room
             save_json(path, record)
         return record
 
-    def baselines(self, task: Task) -> BaselineRecord:
+    def baselines(self, task: Task, module_mode: str = "train") -> BaselineRecord:
         """Eager and torch.compile timings of `task` on this GPU (cached on disk)."""
         self.need_gpu("timing baselines")
-        ref, audit = self.reference(task), self.audit(task)
+        ref, audit = self.reference(task, module_mode), self.audit(task, module_mode)
         cached = self.compile_baseline(ref)
         if cached is not None:
             return cached
@@ -91,7 +93,7 @@ class TrustedSide:
         finally:
             self.release_gpu_memory()
 
-    def prepare_baselines(self, task: Task) -> float | None:
+    def prepare_baselines(self, task: Task, module_mode: str = "train") -> float | None:
         """All of `baselines` but the timing: the null-kernel audit and torch.compile's first
         call; its seconds, or None when the baseline is cached already.
 
@@ -102,10 +104,10 @@ class TrustedSide:
         triton's kernels and their tuned configurations), seconds at most; the cold cost is
         kept on disk for the baseline record."""
         self.need_gpu("timing baselines")
-        ref = self.reference(task)
+        ref = self.reference(task, module_mode)
         if self.compile_baseline(ref) is not None:
             return None
-        audit = self.audit(task)
+        audit = self.audit(task, module_mode)
 
         def first_call():
             with self.gpu_shared():
@@ -142,6 +144,7 @@ class TrustedSide:
                 date=BaselineRecord.now(),
                 host_preemptions=r.host_preemptions,
                 timing_method=TIMING_METHOD,
+                module_mode=ref.module_mode,
             )
             save_json(path, record)
         return record
@@ -151,7 +154,8 @@ class TrustedSide:
         return path.parent / "first_call" / path.name
 
     def _baseline_path(self, ref: Reference) -> Path:
-        return baseline_path(self.config.cache_dir, ref.task.hash, self.gpu_name, torch.__version__)
+        key = f"{ref.task.hash}{_suffix(ref.module_mode)}"
+        return baseline_path(self.config.cache_dir, key, self.gpu_name, torch.__version__)
 
     def _first_call_s(self, ref: Reference, r: ProfileResult) -> float:
         """torch.compile's first call as it costs without caches: as `prepare_baselines`
@@ -199,3 +203,8 @@ class TrustedSide:
     def need_gpu(self, what: str) -> None:
         if self.device is None:
             raise UserError(f"{what} needs a CUDA GPU; none is visible on this machine")
+
+
+def _suffix(module_mode: str) -> str:
+    """What a cached record's name adds for its module mode (training mode: nothing)."""
+    return "" if module_mode == "train" else f"-{module_mode}"

@@ -51,6 +51,7 @@ class Verdict(BaseModel):
     reward: int = -1
     degenerate: bool = False  # no input distribution tells the reference from a trivial output
     input_distribution: str | None = None  # the inputs the verdict was checked on
+    module_mode: str | None = None  # train | eval: the models' mode (see module_mode.py)
     checks: list[str] = Field(default_factory=list)  # guard and isolation layers that were active
     max_abs_error: float | None = None
     timing_checks: dict[str, float] = Field(default_factory=dict)  # figures the times met

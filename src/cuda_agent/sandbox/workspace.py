@@ -6,6 +6,7 @@ kernels/*.cu         raw CUDA kernels behind extern "C" launchers
 kernels/*_binding.cpp  tensor-to-pointer bindings that REGISTER_BINDING themselves
 binding.cpp, binding_registry.h   fixed infrastructure (the harness builds the package's copies)
 SKILL.md             how to work here (written by the agent package)
+utils/               a CUDA Agent workdir's own tools: ignored (the harness runs its own)
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from pydantic import BaseModel, ConfigDict
 
 from cuda_agent.errors import UserError
+from cuda_agent.sandbox.module_mode import folder_format
 from cuda_agent.task import Task
 
 INFRA_DIR = Path(__file__).parent / "infra"
@@ -40,6 +42,8 @@ class Solution(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     files: dict[str, str]
+    # the submission format it was written in (module_mode.FORMAT_MODES): its default mode
+    format: str = "workspace"
 
     @property
     def hash(self) -> str:
@@ -76,10 +80,12 @@ def read_solution(folder: str | Path) -> Solution:
         for path in sorted(kernels.rglob("*")):
             if path.is_file() and path.suffix in KERNEL_SUFFIXES:
                 files[path.relative_to(root).as_posix()] = _read_text(path)
-    return solution_from_files(files, where=str(root))
+    return solution_from_files(files, where=str(root), submission_format=folder_format(root))
 
 
-def solution_from_files(files: dict[str, str], where: str = "solution") -> Solution:
+def solution_from_files(
+    files: dict[str, str], where: str = "solution", submission_format: str = "workspace"
+) -> Solution:
     """Check paths and sizes of a solution given as a dict (from a dataset, a model, a service)."""
     if ENTRY not in files:
         raise SolutionError(f"{where}: missing {ENTRY}")
@@ -97,7 +103,7 @@ def solution_from_files(files: dict[str, str], where: str = "solution") -> Solut
             )
         if len(text.encode()) > MAX_FILE_BYTES:
             raise SolutionError(f"{where}: {rel} is over {MAX_FILE_BYTES // 1024} KiB")
-    return Solution(files=dict(sorted(files.items())))
+    return Solution(files=dict(sorted(files.items())), format=submission_format)
 
 
 def create_workspace(

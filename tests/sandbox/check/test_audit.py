@@ -1,10 +1,12 @@
 """The null-kernel battery, run on the CPU with small reference programs."""
 
+from pathlib import Path
+
 import torch
 
 from cuda_agent.sandbox.check.audit import run_battery
 from cuda_agent.sandbox.check.reference import Reference
-from cuda_agent.task import Task, TaskSource
+from cuda_agent.task import Task, TaskSource, load_task
 
 RELU_UNIFORM = """
 import torch
@@ -89,3 +91,24 @@ def test_an_output_that_ignores_its_input_lets_a_stale_buffer_pass():
     record = _battery(INPUT_INDEPENDENT)
     assert all("another set's output" in names for names in record.passing.values())
     assert record.degenerate
+
+
+BATCHNORM = (
+    Path(__file__).parents[2] / "fixtures" / "workdirs" / "batchnorm_eval_cuda_agent" / "model.py"
+)
+
+
+def test_batchnorm_with_fresh_statistics_is_degenerate_in_eval_mode_only():
+    task = load_task(BATCHNORM)
+    trained = run_battery(Reference(task, torch.device("cpu"), "train"), "cpu", 1e-2, 1e-2)
+    assert trained.module_mode == "train" and not trained.degenerate
+    assert trained.passing["task"] == [] and trained.distribution == "task"
+    evaluated = run_battery(Reference(task, torch.device("cpu"), "eval"), "cpu", 1e-2, 1e-2)
+    assert evaluated.module_mode == "eval" and evaluated.degenerate
+    assert all("input 0 itself" in passing for passing in evaluated.passing.values())
+
+
+def test_the_reference_runs_in_its_mode():
+    task = load_task(BATCHNORM)
+    assert Reference(task, torch.device("cpu")).model.training  # as constructed
+    assert not Reference(task, torch.device("cpu"), "eval").model.bn.training

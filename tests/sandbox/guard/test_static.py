@@ -437,7 +437,7 @@ def test_allowed_headers_and_own_headers_pass():
         ("<Python.h>", "the Python C API"),
         ("<curand_kernel.h>", "an RNG library"),
         ('"missing.h"', "include only"),
-        ('"../binding_registry.h"', "include only"),
+        ('"../../binding_registry.h"', "include only"),
         ("HEADER_NAME", "computed #include"),
     ],
 )

@@ -1,11 +1,15 @@
 """The null-kernel battery: can the check tell the reference from a trivial output?
 
-Run once per task (and torch version, tolerance), cached. For each input distribution in turn it
-draws a few sets, computes the reference, and tries trivial answers: zeros, ones, a constant
-(the first set's mean), each set's own mean, the previous set's output (what a stale buffer
-holds), and each input passed through. The
-first distribution under which the reference is finite and no trivial answer passes is the one
-verdicts are checked on; if there is none, the task is degenerate.
+Run once per task and module mode (and torch version, tolerance), cached. For each input
+distribution in turn it draws a few sets, computes the reference, and tries trivial answers:
+zeros, ones, a constant (the first set's mean), each set's own mean, the previous set's output
+(what a stale buffer holds), and each input passed through. The first distribution under which
+the reference is finite and no trivial answer passes is the one verdicts are checked on; if there
+is none, the task is degenerate.
+
+The mode matters: a BatchNorm in eval mode with fresh running statistics is close to the
+identity, so a task whose training-mode check is sound may let its input pass through unchanged
+in eval mode.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ class AuditRecord(BaseModel):
     degenerate: bool
     passing: dict[str, list[str]]  # distribution -> trivial answers that pass under it
     nonfinite: list[str]  # distributions under which the reference is not finite
+    module_mode: str = "train"  # the reference's mode (module_mode.py) the battery ran in
 
     @property
     def redrawn(self) -> bool:
@@ -62,6 +67,7 @@ def run_battery(reference, device, atol: float, rtol: float, sets: int = 3) -> A
         degenerate=degenerate,
         passing=passing,
         nonfinite=nonfinite,
+        module_mode=reference.module_mode,
     )
 
 

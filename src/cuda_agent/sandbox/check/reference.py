@@ -11,16 +11,20 @@ from cuda_agent.task import Task
 
 
 class Reference:
-    """Model(*get_init_inputs()) with secretly seeded weights; a torch.compile copy on demand."""
+    """Model(*get_init_inputs()) with secretly seeded weights, in `module_mode` (module_mode.py:
+    "train" leaves it as constructed, "eval" calls .eval()); a torch.compile copy on demand."""
 
-    def __init__(self, task: Task, device: torch.device):
+    def __init__(self, task: Task, device: torch.device, module_mode: str = "train"):
         self.task = task
         self.device = device
+        self.module_mode = module_mode
         self.program = load_program(task.code, f"reference_{task.hash}")
         seed = secret_seed()
         self.init_inputs = init_inputs(self.program, seed)
         torch.manual_seed(seed)
         self.model = self.program.Model(*self.init_inputs).to(device)
+        if module_mode == "eval":
+            self.model.eval()
         self.compiled = None
         self.compile_first_call_s: float | None = None
 

@@ -39,8 +39,9 @@ ALLOWED_INCLUDES = tuple(
     cuda_awbarrier.h cuda_awbarrier_primitives.h cooperative_groups.h cooperative_groups/* cub/*
     cuda/* nv/*
     cublas_v2.h cublasLt.h cublas_api.h cudnn.h cudnn_*.h
-    torch/extension.h torch/types.h ATen/ATen.h ATen/Tensor.h ATen/core/Tensor.h ATen/Dispatch.h
-    ATen/cuda/CUDAContext.h ATen/cuda/Exceptions.h c10/cuda/CUDAStream.h c10/cuda/CUDAGuard.h
+    torch/extension.h torch/types.h torch/csrc/utils/pybind.h ATen/ATen.h ATen/Tensor.h
+    ATen/core/Tensor.h ATen/Dispatch.h ATen/cuda/CUDAContext.h ATen/cuda/Exceptions.h
+    c10/cuda/CUDAStream.h c10/cuda/CUDAGuard.h
     c10/cuda/CUDAException.h c10/util/Half.h c10/util/BFloat16.h binding_registry.h
     algorithm array atomic bit bitset cassert cctype cfloat cinttypes climits cmath complex
     cstddef cstdint cstdio cstdlib cstring deque functional initializer_list iomanip iostream
@@ -50,6 +51,7 @@ ALLOWED_INCLUDES = tuple(
     stdint.h stdio.h stdlib.h string.h
     """.split()
 )
+INFRA_HEADERS = frozenset({"binding_registry.h"})  # the harness's, however a source reaches it
 INCLUDE_REASONS = (  # (pattern, what it is); first match wins
     ("ATen/native/*", "ATen's internal kernels"),
     ("ATen/ops/*", "ATen's operators"),
@@ -107,7 +109,10 @@ ATEN_FIX = (
 )
 ALLOWED_PYBIND = frozenset(
     "arg arg_v kw_only pos_only return_value_policy call_guard gil_scoped_release".split()
-)
+    + ["module", "module_"]
+)  # the module only as the parameter of CUDA Agent's registration functions (see infra/)
+# What a registration function may not do with the module it is handed: anything beyond .def
+PY_MODULE_METHODS = frozenset("attr import add_object def_submodule reload inc_ref dec_ref".split())
 
 # Tensor methods, shared with the Python rules: everything callable on torch.Tensor is compute
 # except these metadata, view and allocation methods.

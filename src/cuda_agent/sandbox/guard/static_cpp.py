@@ -11,6 +11,7 @@ model usually writes. The tables are in rules.py; #include directives are read i
 from __future__ import annotations
 
 from fnmatch import fnmatch
+from os.path import normpath
 from pathlib import PurePosixPath
 
 from cuda_agent.sandbox.guard.cpp_lexer import blank, tokens
@@ -27,9 +28,11 @@ from cuda_agent.sandbox.guard.rules import (
     FORBIDDEN_MACROS,
     INCLUDE_FIX,
     INCLUDE_REASONS,
+    INFRA_HEADERS,
     NS_ROOTS,
     PY_C_API,
     PY_FIX,
+    PY_MODULE_METHODS,
     STD_FORBIDDEN,
     SYS_COMMON,
     SYS_DISTINCT,
@@ -68,6 +71,8 @@ def _include_problem(
         return f"uses a computed #include ({directive.target}); write the header's name literally"
     own = (PurePosixPath(path).parent / name).as_posix()
     if ".." not in PurePosixPath(name).parts and (own in files or f"kernels/{name}" in files):
+        return None
+    if normpath(own) in INFRA_HEADERS:  # "../binding_registry.h": the harness's own copy
         return None
     if any(fnmatch(name, pattern) for pattern in allowed):
         return None
@@ -113,8 +118,8 @@ def _token_problem(toks: list[tuple[str, int]], i: int, defined: frozenset[str])
     if prev in (".", "->"):
         if tok in CPP_COMPUTE_METHODS and nxt in ("(", "<"):
             return f"calls the tensor method .{tok}() (ATen compute); write a kernel instead"
-        if tok == "attr" and nxt == "(":
-            return f"calls pybind11's .attr() (Python objects from C++); {PY_FIX}"
+        if tok in PY_MODULE_METHODS and nxt == "(":
+            return f"calls pybind11's .{tok}() (Python objects from C++); {PY_FIX}"
         return None
     if prev == "::" and (prev2.isidentifier() or prev2 == ">"):
         return None  # an inner part of a qualified name, judged with its first part

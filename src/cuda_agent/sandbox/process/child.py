@@ -148,7 +148,7 @@ class _State:
         spec.loader.exec_module(module)
         if not hasattr(module, "ModelNew"):
             raise _InterfaceError("model_new.py defines no class ModelNew")
-        return self._construct(module.ModelNew, job.init_inputs, job.state_dict)
+        return self._construct(module.ModelNew, job.init_inputs, job.state_dict, job.eval_mode)
 
     def load_single_file(self, job: LoadSingleFile) -> Done:
         """Import a single-file submission with its extension builds answered by the parent."""
@@ -156,9 +156,9 @@ class _State:
             cls = import_entry(job.entry_path, job.entry_point, asker(self.conn))
         except EntryPointMissing as err:
             raise _InterfaceError(str(err)) from None
-        return self._construct(cls, job.init_inputs, job.state_dict)
+        return self._construct(cls, job.init_inputs, job.state_dict, job.eval_mode)
 
-    def _construct(self, cls, init_inputs: list, state_dict: dict) -> Done:
+    def _construct(self, cls, init_inputs: list, state_dict: dict, eval_mode: bool) -> Done:
         name = cls.__name__
         try:
             model = cls(*init_inputs)
@@ -167,6 +167,8 @@ class _State:
                 f"{name}(*get_init_inputs()) failed: {err}; {name} takes Model's arguments"
             ) from None
         model = model.to(self.device)
+        if eval_mode:
+            model.eval()
         result = model.load_state_dict(state_dict, strict=False)
         if result.missing_keys or result.unexpected_keys:
             raise _InterfaceError(

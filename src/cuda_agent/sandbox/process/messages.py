@@ -26,6 +26,7 @@ class Load:
     entry_path: str
     init_inputs: list
     state_dict: dict
+    eval_mode: bool = False  # call ModelNew.eval() (module_mode.py); else leave it as constructed
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class LoadSingleFile:
     entry_point: str
     init_inputs: list
     state_dict: dict
+    eval_mode: bool = False  # as Load's
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ class SingleFileSolution(Solution):
     """A Solution whose only file is model_new.py, built by its own load_inline calls."""
 
     entry_point: str = ENTRY_POINT
+    format: str = "kernelbench"  # KernelBench's own mode (module_mode.FORMAT_MODES) by default
 
     @property
     def source(self) -> str:

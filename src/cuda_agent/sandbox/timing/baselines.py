@@ -32,6 +32,7 @@ class BaselineRecord(BaseModel):
     host_preemptions: int | None = None
     # TIMING_METHOD when timed (None: before methods were versioned)
     timing_method: int | None = None
+    module_mode: str = "train"  # the reference's mode when timed (module_mode.py)
 
     @staticmethod
     def now() -> str:
