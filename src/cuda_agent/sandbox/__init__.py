@@ -22,6 +22,8 @@ fresh input sets under the runtime guard, and timed against eager and torch.comp
     guard/runtime.py        the dispatcher and profiler trace of a forward, judged
     build/extension.py      a Solution into one extension module, cached per translation unit
     build/pch.py            the precompiled torch header
+    build/link.py           objects linked into one extension module (workspaces, single files)
+    build/bindings.py       the bindings model_new.py calls against those the kernels register
     build/compiler.py       running a compiler under a deadline; file locks
     build/toolchain.py      nvcc, the host compiler, torch's headers and libraries, flags
     build/compiler_output.py  compiler errors trimmed to the workspace's paths
@@ -29,6 +31,7 @@ fresh input sets under the runtime guard, and timed against eager and torch.comp
     check/reference.py      the reference model on the trusted side
     check/compare.py        outputs against reference outputs, a piece at a time (synthesis too)
     check/audit.py          the null-kernel battery: can the check tell trivial outputs apart
+    check/task_probe.py     whether a task's own functions run, without a GPU (meta, else CPU)
     check/verify.py         the candidate's outputs on fresh sets, under the runtime guard
     timing/call.py          the one way to time a call (events, host clock, L2 flush)
     timing/gpu_work.py      the GPU's own span of a call's work (CUPTI through kineto)

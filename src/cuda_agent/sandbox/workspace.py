@@ -74,12 +74,12 @@ def read_solution(folder: str | Path) -> Solution:
     entry = root / ENTRY
     if not entry.is_file():
         raise SolutionError(f"{root}: missing {ENTRY} (class ModelNew calling cuda_extension)")
-    files = {ENTRY: _read_text(entry)}
+    files = {ENTRY: read_source_file(entry)}
     kernels = root / KERNELS
     if kernels.is_dir():
         for path in sorted(kernels.rglob("*")):
             if path.is_file() and path.suffix in KERNEL_SUFFIXES:
-                files[path.relative_to(root).as_posix()] = _read_text(path)
+                files[path.relative_to(root).as_posix()] = read_source_file(path)
     return solution_from_files(files, where=str(root), submission_format=folder_format(root))
 
 
@@ -124,7 +124,8 @@ def create_workspace(
     return root
 
 
-def _read_text(path: Path) -> str:
+def read_source_file(path: Path) -> str:
+    """A solution's source file as text, refused (SolutionError) when too large or not UTF-8."""
     if path.stat().st_size > MAX_FILE_BYTES:
         raise SolutionError(f"{path}: over {MAX_FILE_BYTES // 1024} KiB")
     try:

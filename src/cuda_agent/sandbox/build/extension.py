@@ -18,7 +18,6 @@ import importlib.util
 import os
 import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from types import ModuleType
 
 from cuda_agent.sandbox.build.compiler import locked, run_compiler
 from cuda_agent.sandbox.build.compiler_output import trim_compiler_output
+from cuda_agent.sandbox.build.link import link_module
 from cuda_agent.sandbox.build.pch import PCH_UNUSED, ensure_pch, pch_note
 from cuda_agent.sandbox.build.toolchain import CUDA_TORCH_LIBS, Toolchain
 from cuda_agent.sandbox.guard.includes import included_names, read_includes
@@ -190,7 +190,7 @@ def _refused_includes(solution: Solution) -> list[str]:
                 name = directive.name
                 if directive.kind != "include" or name is None:
                     continue  # the static guard refuses those
-                local = _resolve_local(current, name, files)
+                local = resolve_local(current, name, files)
                 if local is not None and local not in seen:
                     seen.add(local)
                     todo.append(local)
@@ -205,7 +205,7 @@ def _refused_includes(solution: Solution) -> list[str]:
     return problems
 
 
-def _resolve_local(current: str, name: str, files: dict[str, str]) -> str | None:
+def resolve_local(current: str, name: str, files: dict[str, str]) -> str | None:
     """The solution file an #include names (searched as the compilers do: the includer's folder,
     then -I. and -Ikernels), or None for a system header."""
     base = PurePosixPath(current).parent
@@ -282,29 +282,15 @@ def _linklocked(
     deadline: float,
 ) -> tuple[Path | None, str]:  # fmt: skip
     wanted = ["cudart"] + [n for n in ("cublas", "cublasLt", "cudnn") if _uses(solution, n)]
-    missing = [n for n in wanted if tc.library(n) is None]
-    if missing:
-        where = ", ".join(tc.cuda_lib_dirs)
-        return None, f"link failed: lib{', lib'.join(missing)} not found (searched {where})"
     names = []
     for unit in units:
         name = root / "obj" / f"{unit.rel}.o"
         name.parent.mkdir(parents=True, exist_ok=True)
         name.symlink_to(_object(cache, unit))
         names.append(str(name.relative_to(root)))
-    libraries = [str(tc.library(n)) for n in wanted]
-    rpaths = dict.fromkeys([tc.torch_lib_dir, *(str(Path(lib).parent) for lib in libraries)])
-    tmp = so.with_name(f".{so.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    cmd = [tc.cxx, "-shared", *names, "-o", str(tmp), f"-L{tc.torch_lib_dir}"]
-    cmd += [f"-l{lib}" for lib in tc.torch_libs] + libraries + [f"-Wl,-rpath,{d}" for d in rpaths]
-    cmd += [f"-Wl,--defsym={_init_symbol(so.name)}=PyInit_cuda_extension"]
-    proc = run_compiler(cmd, root, deadline)
-    if proc.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        reason = "timed out" if proc.timed_out else trim_compiler_output(proc.output, root)
-        return None, f"link failed\n{reason}"
-    os.replace(tmp, so)
-    return so, ""
+    return link_module(
+        names, so, wanted, (_init_name(so.name), "cuda_extension"), tc, root, deadline
+    )
 
 
 def _link_key(units: list[_Unit], tc: Toolchain) -> str:
@@ -314,9 +300,9 @@ def _link_key(units: list[_Unit], tc: Toolchain) -> str:
     return digest.hexdigest()[:16]
 
 
-def _init_symbol(so_name: str) -> str:
-    """PyInit_cuda_extension_<hash>: the module init again, under the build's own name."""
-    return f"PyInit_{Path(so_name).stem}"
+def _init_name(so_name: str) -> str:
+    """cuda_extension_<hash>: the name the module's init is defined again under (the build's)."""
+    return Path(so_name).stem
 
 
 def load_extension(so_path: str | Path) -> ModuleType:

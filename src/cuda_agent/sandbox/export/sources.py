@@ -13,9 +13,10 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from cuda_agent.sandbox.build.extension import resolve_local
 from cuda_agent.sandbox.guard.cpp_lexer import blank
 from cuda_agent.sandbox.guard.includes import read_includes
-from cuda_agent.sandbox.workspace import INFRA_DIR, KERNELS
+from cuda_agent.sandbox.workspace import INFRA_DIR
 
 REGISTRY = "binding_registry.h"
 _REGISTER = re.compile(r"\bREGISTER_BINDING\s*\(")
@@ -98,17 +99,6 @@ def _inline(path: str, files: dict[str, str], seen: set[str], registry: str | No
             continue
         lines[index] = f'{body}\n#line {directive.line + 1} "{path}"' if body else ""
     return f'#line 1 "{path}"\n' + "\n".join(lines)
-
-
-def resolve_local(current: str, name: str, files: dict[str, str]) -> str | None:
-    """The solution file an #include names, searched as the build's compilers search (the
-    includer's folder, then the workspace root and kernels/), or None."""
-    base = PurePosixPath(current).parent
-    for candidate in (base / name, PurePosixPath(name), PurePosixPath(KERNELS) / name):
-        path = os.path.normpath(str(candidate))
-        if path in files:
-            return path
-    return None
 
 
 def _names_registry(current: str, name: str) -> bool:

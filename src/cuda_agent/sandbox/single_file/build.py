@@ -23,6 +23,7 @@ from pathlib import Path
 
 from cuda_agent.sandbox.build.compiler import locked, run_compiler
 from cuda_agent.sandbox.build.compiler_output import trim_compiler_output
+from cuda_agent.sandbox.build.link import link_module
 from cuda_agent.sandbox.build.pch import PCH_UNUSED, ensure_pch
 from cuda_agent.sandbox.build.toolchain import Toolchain
 from cuda_agent.sandbox.process.messages import ExtensionCall
@@ -172,22 +173,9 @@ def _link(objects, libraries, module_name, init, tc: Toolchain, cache, root, dea
         if so.exists():
             return so, ""
         wanted = ["cudart", *(n for n in _LIBRARIES if n in libraries)]
-        missing = [n for n in wanted if tc.library(n) is None]
-        if missing:
-            return None, f"link failed: lib{', lib'.join(missing)} not found"
-        found = [str(tc.library(n)) for n in wanted]
-        rpaths = dict.fromkeys([tc.torch_lib_dir, *(str(Path(p).parent) for p in found)])
-        tmp = so.with_name(f".{so.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        cmd = [tc.cxx, "-shared", *map(str, objects), "-o", str(tmp), f"-L{tc.torch_lib_dir}"]
-        cmd += [f"-l{lib}" for lib in tc.torch_libs] + found + [f"-Wl,-rpath,{d}" for d in rpaths]
-        cmd += [f"-Wl,--defsym=PyInit_{module_name}=PyInit_{init}"]
-        proc = run_compiler(cmd, root, deadline)
-        if proc.returncode != 0:
-            tmp.unlink(missing_ok=True)
-            reason = "timed out" if proc.timed_out else trim_compiler_output(proc.output, root)
-            return None, f"link failed\n{reason}"
-        os.replace(tmp, so)
-    return so, ""
+        return link_module(
+            [str(o) for o in objects], so, wanted, (module_name, init), tc, root, deadline
+        )
 
 
 def _for_nvcc(host_flags: list[str]) -> list[str]:

@@ -14,7 +14,14 @@ import hashlib
 import re
 from pathlib import Path
 
-from cuda_agent.sandbox.workspace import ENTRY, KERNELS, MAX_FILE_BYTES, Solution, SolutionError
+from cuda_agent.sandbox.workspace import (
+    ENTRY,
+    KERNELS,
+    MAX_FILE_BYTES,
+    Solution,
+    SolutionError,
+    read_source_file,
+)
 from cuda_agent.sandbox.workspace import read_solution as read_workspace
 
 ENTRY_POINT = "ModelNew"
@@ -54,12 +61,12 @@ def read_submission(path: str | Path, entry_point: str = ENTRY_POINT) -> Solutio
     if path.is_file():
         if path.suffix != ".py":
             raise SolutionError(f"{path}: a single-file submission is a .py file")
-        return single_file_solution(_read(path), entry_point, str(path))
+        return single_file_solution(read_source_file(path), entry_point, str(path))
     if not path.is_dir():
         raise SolutionError(f"{path}: no such solution file or folder")
     entry = path / ENTRY
     if entry.is_file() and not (path / KERNELS).exists():
-        text = _read(entry)
+        text = read_source_file(entry)
         if not _WORKSPACE_IMPORT.search(text):
             return single_file_solution(text, entry_point, str(entry))
     return read_workspace(path)
@@ -94,12 +101,3 @@ def missing_entry(solution: SingleFileSolution) -> str | None:
     if solution.entry_point not in classes:
         return f"the submission defines no class {solution.entry_point} at module level"
     return None
-
-
-def _read(path: Path) -> str:
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise SolutionError(f"{path}: over {MAX_FILE_BYTES // 1024} KiB")
-    try:
-        return path.read_text()
-    except UnicodeDecodeError:
-        raise SolutionError(f"{path}: not UTF-8 text") from None
