@@ -68,7 +68,8 @@ def test_a_folder_or_a_file_is_read_as_a_single_file(tmp_path):
 
 
 @pytest.mark.parametrize("folder", HONEST, ids=[p.name for p in HONEST])
-def test_honest_form_compiles(env, task, folder):
+def test_honest_form_compiles(env, folder):
+    task = load_task(REPO / _expect(folder)["task"])
     verdict = env.evaluate(task, read_submission(folder), Stage.COMPILE)
     assert verdict.status == Status.OK and verdict.compiled, verdict.summary()
     assert not verdict.violations
