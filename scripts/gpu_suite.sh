@@ -19,8 +19,12 @@
 #                skips the audit). On a fresh H200 it takes about 11.5 min, the audits and first
 #                compiles alone 4.5 min
 #
-# KernelBench's problems (stored, synth and kernelbench) are read from
-# $CUDA_AGENT_SHARED/kernelbench/kernelbench_l1-l3.jsonl (default: shared/ in the checkout).
+# KernelBench's problems (stored, synth, kernelbench, and the tests that need the real 250) come
+# from $CUDA_AGENT_KERNELBENCH: a KernelBench checkout, a folder of level folders, a JSONL (level,
+# problem_id, name, code) or parquet. Unset, it is pointed at
+# $CUDA_AGENT_SHARED/kernelbench/kernelbench_l1-l3.jsonl (default: shared/ in the checkout) where
+# that file exists; with neither, `--tasks kernelbench` reads the Hugging Face dataset
+# ScalingIntelligence/KernelBench (network and the kernelbench extra).
 # Where a .whl/ folder holds wheels (scripts/fetch_gpu_wheels.sh) and the Python lacks the
 # packages, they are installed from it; elsewhere an installed cuda-agent is used as it is.
 set -uo pipefail
@@ -37,6 +41,9 @@ export PYTHONPATH=$PWD/src:$PWD:${PYTHONPATH:-}
 export PYTHONUNBUFFERED=1
 [ -d shared/kernelbench ] && export CUDA_AGENT_SHARED=${CUDA_AGENT_SHARED:-$PWD/shared}
 SHARED=${CUDA_AGENT_SHARED:-$PWD/shared}
+if [ -z "${CUDA_AGENT_KERNELBENCH:-}" ] && [ -f "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" ]; then
+  export CUDA_AGENT_KERNELBENCH=$SHARED/kernelbench/kernelbench_l1-l3.jsonl
+fi
 export CUDA_AGENT_CACHE=${CUDA_AGENT_CACHE:-/tmp/cuda-agent-cache}
 export CUDA_AGENT_TEST_CACHE=$CUDA_AGENT_CACHE
 export CUDA_AGENT_GPU_REPORT=$OUT/gpu_report.jsonl
@@ -70,8 +77,20 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   fi
   if [[ $steps == *" stored "* ]]; then
     runs=$(mktemp -d)
-    grep -E '"level": 1, "problem_id": (19|23|40|47),|"level": 2, "problem_id": (12|14|18),' \
-      "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" > "$runs/kernelbench_fixtures.jsonl"
+    # The seven problems with fixture solutions, as one JSONL, so that one run (and one report)
+    # holds them all: selecting by --levels and --ids would also take the other level's ids.
+    python3 - "$runs/kernelbench_fixtures.jsonl" <<'PY' || status=1
+import json, sys
+from cuda_agent.task import load_tasks
+want = {(1, 19), (1, 23), (1, 40), (1, 47), (2, 12), (2, 14), (2, 18)}
+found = load_tasks("kernelbench", levels={1, 2}, problem_ids={p for _, p in want})
+with open(sys.argv[1], "w") as fh:
+    for t in found:
+        if (t.level, t.source.problem_id) in want:
+            row = {"level": t.level, "problem_id": t.source.problem_id,
+                   "name": t.name.split("_", 1)[1], "code": t.code}
+            fh.write(json.dumps(row) + "\n")
+PY
     for set in builtin kernelbench; do
       tasks=builtin
       [ $set = kernelbench ] && tasks=$runs/kernelbench_fixtures.jsonl
@@ -89,8 +108,7 @@ fi
 
 if [ "$what" = synth ] || [ "$what" = all ]; then
   python3 benchmarks/synth_throughput.py --device cuda --workers "${SYNTH_WORKERS:-14}" \
-    --candidates 300 --time-limit-s "${SYNTH_LIMIT_S:-255}" --out "$OUT/synth" \
-    --kernelbench "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" 2>&1 \
+    --candidates 300 --time-limit-s "${SYNTH_LIMIT_S:-255}" --out "$OUT/synth" 2>&1 \
     | grep -v '^\[transformers\]' | tee "$OUT/synth.log" || status=1
 fi
 
@@ -104,13 +122,15 @@ if [ "$what" = kernelbench ] || [ "$what" = all ]; then
   # waiting). A task out of memory next to the others' big inputs is tried again alone on the
   # GPU; one that still fails, by a second pass with one worker.
   for gpus in "${SWEEP_GPUS:-0,0,0,0,0,0,0,0}" 0; do
-    cli baselines --tasks "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" --gpus "$gpus" \
+    cli baselines --tasks kernelbench --gpus "$gpus" \
       --out "$sweep" 2>&1 | tee -a "$OUT/baselines.log" || status=1
   done
-  python3 benchmarks/baselines_vs_shared.py --baselines "$sweep" \
-    --readme "$SHARED/kernelbench/README.md" > "$OUT/baselines_vs_shared.md" || status=1
+  if [ -f "$SHARED/kernelbench/README.md" ]; then  # the independent table of 12 problems
+    python3 benchmarks/baselines_vs_shared.py --baselines "$sweep" \
+      --readme "$SHARED/kernelbench/README.md" > "$OUT/baselines_vs_shared.md" || status=1
+  fi
   if [ "${KB_AUDIT:-1}" = 1 ]; then  # KB_AUDIT=0: the baselines alone (a resumed sweep)
-    cli audit --tasks "$SHARED/kernelbench/kernelbench_l1-l3.jsonl" \
+    cli audit --tasks kernelbench \
       --gpus "${SWEEP_GPUS:-0,0,0,0,0,0,0,0}" --out "$OUT/kernelbench_audit.jsonl" \
       2>&1 | tee "$OUT/audit.log" || status=1
   fi
