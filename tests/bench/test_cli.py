@@ -106,7 +106,7 @@ def test_inputs_that_would_waste_a_run_are_refused_before_it_starts(tmp_path):
         ((*solutions, "--ray", "127.0.0.1:1"), "--ray 127.0.0.1:1: no Ray cluster answers there"),
         (
             ("bench", "--out", str(run), "--solutions", str(FIXTURES.parent)),
-            f"--solutions {FIXTURES.parent}: no folder there is named after a task of the set",
+            f"--solutions {FIXTURES.parent}: nothing there is named after a task of the set",
         ),
     ):
         out = cli(*args)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from cuda_agent.bench.solution_files import find_solution
 from cuda_agent.task import Task, TaskSource
 
@@ -27,3 +29,23 @@ def test_by_name_then_by_level_and_problem(tmp_path):
     assert found == tmp_path / "level_1_problem_19_sample_0_kernel.py"
     assert find_solution(tmp_path, _task("3_Other", 1, 3)) is None
     assert find_solution(tmp_path, _task("softmax")) is None
+
+
+def test_a_folder_of_single_files_alone_is_accepted_and_a_stranger_one_refused(tmp_path):
+    from cuda_agent.bench import StoredSolutions, check_solutions
+    from cuda_agent.errors import UserError
+
+    tasks = [_task("19_ReLU", 1, 19), _task("gelu")]
+    (tmp_path / "level_1_problem_19_sample_0_kernel.py").write_text("")
+    check_solutions(tasks, StoredSolutions(tmp_path))
+    only_named = tmp_path / "named"
+    only_named.mkdir()
+    (only_named / "gelu.py").write_text("")
+    check_solutions(tasks, StoredSolutions(only_named))
+    stranger = tmp_path / "stranger"
+    stranger.mkdir()
+    (stranger / "notes.txt").write_text("")
+    with pytest.raises(UserError) as err:
+        check_solutions(tasks, StoredSolutions(stranger))
+    assert "nothing there is named after a task of the set (it holds notes.txt" in str(err.value)
+    assert "level_L_problem_ID_sample_K_kernel.py" in str(err.value)

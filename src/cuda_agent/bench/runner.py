@@ -46,20 +46,22 @@ class StoredSolutions:
 
 
 def check_solutions(tasks: list[Task], source: StoredSolutions) -> None:
-    """UserError when the folder is missing or none of its folders is named after a task of the
-    set (a wrong folder would score every task `missing`)."""
+    """UserError when the folder is missing or holds a solution for no task of the set (a wrong
+    folder would score every task `missing`)."""
     folder = source.folder
     if not folder.is_dir():
         raise UserError(f"--solutions {folder}: no such folder")
-    there = sorted(p.name for p in folder.iterdir() if p.is_dir())
+    if any(find_solution(folder, task) is not None for task in tasks):
+        return
+    there = sorted(p.name for p in folder.iterdir())
     names = sorted(t.name for t in tasks)
-    if not set(there) & set(names):
-        found = f"it holds {', '.join(there[:3])}" if there else "it holds no folders"
-        raise UserError(
-            f"--solutions {folder}: no folder there is named after a task of the set ({found}; "
-            f"the tasks are named like {', '.join(names[:3])}); give one folder per task, named "
-            "as `cuda-agent tasks` lists it, with model_new.py and kernels/ inside"
-        )
+    found = f"it holds {', '.join(there[:3])}" if there else "it is empty"
+    raise UserError(
+        f"--solutions {folder}: nothing there is named after a task of the set ({found}; the "
+        f"tasks are named like {', '.join(names[:3])}); give per task a folder NAME/ (model_new.py "
+        "and kernels/, or a single model_new.py), a file NAME.py, or KernelBench's "
+        "level_L_problem_ID_sample_K_kernel.py, with NAME as `cuda-agent tasks` lists it"
+    )
 
 
 def pending_tasks(tasks: list[Task], store: RunStore) -> list[Task]:

@@ -37,7 +37,7 @@ TasksOpt = Annotated[
     typer.Option(
         "--tasks",
         help="Task set: builtin, kernelbench (see --kernelbench), a .py file, folder, KernelBench "
-        "checkout, .jsonl.",
+        "checkout, .jsonl or .parquet.",
     ),
 ]
 LevelsOpt = Annotated[str | None, typer.Option(help="KernelBench levels, e.g. 1,2.")]

@@ -34,7 +34,9 @@ def eval_solution(
     """Evaluate a solution: static guard, build, and (on a GPU) verify and profile.
 
     Exit status 0 whenever an evaluation ran, whatever its verdict; 2 for usage errors. Without a
-    GPU the verdict is `no_gpu` after the static guard and a compile-only build.
+    GPU: the static guard, a compile-only build, and the checks that need no run (every binding
+    model_new.py calls is registered, the task's own functions run); then `no_gpu` at stages
+    verify and profile.
     """
     try:
         chosen = Stage(stage)
