@@ -11,7 +11,9 @@
 #                honest fixtures with their reports, service throughput (BENCH_STEPS picks:
 #                "env_round stored service" by default; "busy_host" adds benchmarks/busy_host.py
 #                (an honest kernel and the patched-clock cheat on a host whose cores are held
-#                by CPU-bound processes))
+#                by CPU-bound processes)); "single_file" runs
+#                benchmarks/single_file_vs_kernelbench.py against the KernelBench checkout in
+#                $KERNELBENCH_REPO)
 #   synth        synthesis throughput: 300 candidates through every stage, 14 workers, cut at
 #                255 s (setup included) with partial results kept
 #   kernelbench  eager/torch.compile baselines and the null-kernel audit of all 250 problems
@@ -70,6 +72,10 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
       --case elementwise_chain=tests/sandbox/solutions/elementwise_chain \
       --case scaled_softmax=tests/fixtures/solutions/scaled_softmax \
       2>&1 | tee "$OUT/env_round.log" || status=1
+  fi
+  if [[ $steps == *" single_file "* ]]; then  # our single-file verdict beside KernelBench's
+    python3 benchmarks/single_file_vs_kernelbench.py --kernelbench "${KERNELBENCH_REPO:?}" \
+      --out "$OUT/single_file_vs_kernelbench.jsonl" 2>&1 | tee "$OUT/single_file.log" || status=1
   fi
   if [[ $steps == *" busy_host "* ]]; then  # verdicts while CPU-bound processes hold the cores
     python3 benchmarks/busy_host.py --out "$OUT/busy_host.jsonl" --cache "$CUDA_AGENT_CACHE" \

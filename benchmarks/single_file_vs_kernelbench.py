@@ -1,0 +1,116 @@
+"""A KernelBench single-file submission's verdict: ours against KernelBench's own harness, side by
+side on the same files and GPU.
+
+For each file: `cuda-agent eval` as a user runs it, in a fresh process, first with the file's
+sources never built before (cold: the precompiled torch header and the task's baselines may
+already be cached, as on any machine that has evaluated something), then again (warm: its build
+cached); and KernelBench's `eval_kernel_against_ref` with its batch settings (5 correctness
+trials, 100 timed), in a fresh process with a fresh build folder, from a KernelBench checkout
+given with --kernelbench (used for the measurement only). Wall seconds, verdicts and what each
+harness reported are written as one JSON line per file and harness.
+
+    python benchmarks/single_file_vs_kernelbench.py --kernelbench PATH --out FILE.jsonl \
+        [--case TASK=SUBMISSION ...] [--cache DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).parent.parent
+HONEST = REPO / "tests" / "sandbox" / "single_file" / "honest"
+CASES = (  # (task, submission): KernelBench's example shape, and the plainest of our forms
+    ("tests/sandbox/tasks/elementwise_add.py", HONEST / "kernelbench_example" / "model_new.py"),
+    ("tests/sandbox/tasks/scale_gelu.py", HONEST / "strings" / "model_new.py"),
+)
+# Run in a fresh interpreter: KernelBench's harness as its batch scripts call it.
+_KERNELBENCH_DRIVER = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from kernelbench.eval import eval_kernel_against_ref
+ref, sub, build = (open(sys.argv[2]).read(), open(sys.argv[3]).read(), sys.argv[4])
+start = time.perf_counter()
+result = eval_kernel_against_ref(ref, sub, num_correct_trials=5, num_perf_trials=100,
+                                 measure_performance=True, build_dir=build, verbose=False)
+seconds = time.perf_counter() - start
+print(json.dumps({"seconds": seconds, "compiled": bool(result and result.compiled),
+                  "correct": bool(result and result.correctness),
+                  "runtime_us": getattr(result, "runtime", None),
+                  "ref_runtime_us": getattr(result, "ref_runtime", None)}))
+"""
+
+
+def _ours(task: Path, submission: Path, cache: Path) -> dict:
+    env = {**os.environ, "CUDA_AGENT_CACHE": str(cache)}
+    cmd = [sys.executable, "-m", "cuda_agent", "eval", "--task", str(task)]
+    cmd += ["--solution", str(submission), "--json"]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        return {"seconds": seconds, "error": proc.stderr.strip()[-2000:]}
+    verdict = json.loads(proc.stdout)
+    keep = ("status", "reward", "compiled", "correct", "candidate_ms", "eager_ms", "notes")
+    return {"seconds": seconds, **{k: verdict.get(k) for k in keep}, "stages": verdict["seconds"]}
+
+
+def _theirs(kernelbench_src: Path, task: Path, submission: Path) -> dict:
+    with tempfile.TemporaryDirectory(prefix="kernelbench-build-") as build:
+        cmd = [sys.executable, "-c", _KERNELBENCH_DRIVER, str(kernelbench_src), str(task)]
+        cmd += [str(submission), build]
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+        seconds = time.perf_counter() - start
+    if proc.returncode != 0 or not proc.stdout.strip():
+        return {"seconds": seconds, "error": (proc.stderr or proc.stdout).strip()[-2000:]}
+    return {"process_seconds": seconds, **json.loads(proc.stdout.strip().splitlines()[-1])}
+
+
+def _kernelbench_src(given: Path) -> Path:
+    for candidate in (given / "src", given):
+        if (candidate / "kernelbench" / "eval.py").is_file():
+            return candidate
+    sys.exit(f"error: --kernelbench {given}: no src/kernelbench/eval.py there; give a checkout")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kernelbench", type=Path, required=True, help="a KernelBench checkout")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--case", action="append", default=[], help="TASK=SUBMISSION (repeatable)")
+    ap.add_argument("--cache", type=Path, default=None, help="build cache kept across files")
+    args = ap.parse_args()
+    src = _kernelbench_src(args.kernelbench)
+    cases = [tuple(c.split("=", 1)) for c in args.case] or CASES
+    cache = args.cache or Path(tempfile.mkdtemp(prefix="cuda-agent-cache-"))
+    # the precompiled torch header, built once per machine, is not any submission's cost
+    warm_up = ("elementwise_chain", REPO / "tests" / "sandbox" / "solutions" / "elementwise_chain")
+    env = {**os.environ, "CUDA_AGENT_CACHE": str(cache)}
+    cmd = [sys.executable, "-m", "cuda_agent", "eval", "--task", warm_up[0], "--solution"]
+    subprocess.run([*cmd, str(warm_up[1]), "--stage", "compile"], env=env, cwd=REPO, check=True)
+    with args.out.open("a") as out:
+        for task, submission in cases:
+            task, submission = REPO / task, REPO / submission
+            rows = {
+                "ours_cold": _ours(task, submission, cache),
+                "ours_warm": _ours(task, submission, cache),
+                "kernelbench": _theirs(src, task, submission),
+            }
+            for harness, row in rows.items():
+                line = {"task": task.name, "submission": str(submission.relative_to(REPO))}
+                line |= {"harness": harness, **row}
+                out.write(json.dumps(line) + "\n")
+                out.flush()
+                print(json.dumps(line), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
