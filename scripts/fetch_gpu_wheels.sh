@@ -10,9 +10,10 @@
 #
 # The RL stack: veRL imports Ray even for its SFT trainer, and Ray's wheel alone is over what one
 # call to the GPU machine carries, so Ray is packed as ray-VERSION.site.tar.xz, the installed
-# tree without ray/jars (Java support only), which gpu_suite.sh unpacks into the same folder as
-# the wheels. antlr4-python3-runtime (hydra's parser) has no wheel on PyPI: it is built here
-# (pure Python). None of the compiled wheels links against libtorch.
+# tree without ray/jars (Java support) and Ray's application libraries (rllib, tune, serve, llm),
+# which gpu_suite.sh unpacks into the same folder as the wheels. antlr4-python3-runtime
+# (hydra's parser) has no wheel on PyPI: it is built here (pure Python). None of the compiled
+# wheels links against libtorch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .whl
@@ -37,10 +38,11 @@ if [ "${RL:-0}" = 1 ]; then
     msgpack jsonschema jsonschema-specifications referencing rpds-py click protobuf
   python3 -m pip wheel -q --no-deps -w .whl antlr4-python3-runtime==4.9.3
   ray=$(mktemp -d)
-  python3 -m pip install -q --no-deps --only-binary=:all: "${PLATFORM[@]}" --target "$ray" \
-    ray==2.60.0
-  rm -rf "$ray/ray/jars" "$ray/bin"
-  tar -cJf .whl/ray-2.60.0.site.tar.xz -C "$ray" .
+  python3 -m pip install -q --no-deps --no-compile --only-binary=:all: "${PLATFORM[@]}" \
+    --target "$ray" ray==2.60.0
+  # Java support and Ray's application libraries, which neither veRL nor TransferQueue import
+  rm -rf "$ray"/ray/{jars,rllib,tune,serve,llm} "$ray/bin"
+  XZ_OPT=-9e tar -cJf .whl/ray-2.60.0.site.tar.xz -C "$ray" .
   rm -rf "$ray"
 fi
 ls .whl

@@ -68,6 +68,12 @@ class HFServer:
         with self._lock:
             loaded = self.generator.load_weights(named_tensors)
         self.weight_updates += 1
+        # one line per update in the run's log: the digest shows the weights moved
+        print(
+            f"hf rollout: weight update {self.weight_updates}, {loaded} tensors, "
+            f"digest {self.weights_digest():.6f}",
+            flush=True,
+        )
         return loaded
 
     def weights_digest(self) -> float:

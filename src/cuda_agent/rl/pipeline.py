@@ -9,8 +9,10 @@ merged by veRL's model_merger, as docs/training.md has a user do by hand on a cl
 Sampling (stage 2) needs a vLLM or SGLang server, so rft and value read `--trajectories`. Each
 stage is one `cuda-agent train` process with the config STAGE+SUFFIX (`_1gpu`: one GPU, a tiny
 model, the `hf` rollout, whose module veRL imports in every worker through
-VERL_USE_EXTERNAL_MODULES). One JSON line per finished stage goes to RUN/pipeline.jsonl (exit
-code, wall time, the merged model); a rerun skips the stages recorded there.
+VERL_USE_EXTERNAL_MODULES). Each stage's output goes to RUN/logs/STAGE.log, its per-step metrics
+(veRL's file logger) to RUN/metrics/STAGE.jsonl, and one JSON line per finished stage to
+RUN/pipeline.jsonl (exit code, wall time, peak GPU memory, the merged model); a rerun skips the
+stages recorded there.
 
     python -m cuda_agent.rl.pipeline --run-dir RUN --model BASE --trajectories DIR \
         [--tasks TASKS] [--suffix _1gpu] [--dry-run] [-- veRL overrides for every stage]
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cuda_agent.errors import UserError
+from cuda_agent.rl.gpu_memory import PeakGpuMemory
 
 ORDER = ("warmup", "rft", "value", "ppo")
 EXTERNAL_MODULES = "cuda_agent.rl.hf_rollout"
@@ -107,46 +110,77 @@ def merge_command(stage: Stage, shards: Path | str) -> list[str]:
     return command + ["--local_dir", str(shards), "--target_dir", str(stage.merged)]
 
 
-def stage_env() -> dict[str, str]:
-    return {**os.environ, "VERL_USE_EXTERNAL_MODULES": EXTERNAL_MODULES}
+def stage_env(p: Plan, stage: Stage) -> dict[str, str]:
+    return {
+        **os.environ,
+        "VERL_USE_EXTERNAL_MODULES": EXTERNAL_MODULES,
+        "VERL_FILE_LOGGER_PATH": str(metrics_file(p, stage).resolve()),
+    }
 
 
-def run(p: Plan, dry_run: bool = False, log=print) -> list[dict]:
+def metrics_file(p: Plan, stage: Stage) -> Path:
+    """veRL's file logger: one JSON line per training step (`{"step": N, "data": {...}}`)."""
+    return p.run_dir / "metrics" / f"{stage.name}.jsonl"
+
+
+def log_file(p: Plan, stage: Stage) -> Path:
+    return p.run_dir / "logs" / f"{stage.name}.log"
+
+
+def run(p: Plan, dry_run: bool = False, log=None) -> list[dict]:
     """Run (or with dry_run check) the stages in order; returns the records of this call."""
+    log = log or (lambda line: print(line, flush=True))  # before the stages' own output
     record_file = p.run_dir / "pipeline.jsonl"
     done = set()
     if record_file.is_file():
         done = {json.loads(line)["stage"] for line in record_file.read_text().splitlines()}
     records = []
-    p.run_dir.mkdir(parents=True, exist_ok=True)
+    for folder in ("metrics", "logs"):
+        (p.run_dir / folder).mkdir(parents=True, exist_ok=True)
     for stage in p.stages:
-        command = train_command(p, stage, dry_run)
         if dry_run:
             log(shlex.join(train_command(p, stage)))
             log(shlex.join(merge_command(stage, f"RUN/checkpoints/{stage.name}/global_step_LAST")))
-        elif stage.name in done:
+            code = subprocess.call(train_command(p, stage, dry_run=True), env=stage_env(p, stage))
+            if code != 0:
+                raise UserError(f"stage {stage.name}: its dry run failed (exit {code})")
+            continue
+        if stage.name in done:
             log(f"stage {stage.name}: done before ({record_file})")
             continue
+        log(f"stage {stage.name}: log in {log_file(p, stage)}")
         started = time.monotonic()
-        code = subprocess.call(command, env=stage_env())
-        if code == 0 and not dry_run:
-            code = subprocess.call(merge_command(stage, checkpoint_dir(p, stage)), env=stage_env())
+        with PeakGpuMemory() as memory, log_file(p, stage).open("w") as out:
+            code = _call(train_command(p, stage), p, stage, out)
+            if code == 0:
+                code = _call(merge_command(stage, checkpoint_dir(p, stage)), p, stage, out)
         record = {
             "stage": stage.name,
             "returncode": code,
             "wall_s": round(time.monotonic() - started, 1),
+            "peak_gpu_memory_mib": memory.peak_mib,
             "model": stage.model,
             "critic": stage.critic,
             "merged": str(stage.merged),
+            "metrics": str(metrics_file(p, stage)),
+            "log": str(log_file(p, stage)),
         }
         records.append(record)
         if code != 0:
-            raise UserError(f"stage {stage.name} failed (exit {code}); rerun to resume from it")
-        if not dry_run:
-            with record_file.open("a") as out:
-                out.write(json.dumps(record) + "\n")
-                out.flush()
+            raise UserError(
+                f"stage {stage.name} failed (exit {code}, log {log_file(p, stage)}); "
+                "rerun to resume from it"
+            )
+        with record_file.open("a") as out:
+            out.write(json.dumps(record) + "\n")
+            out.flush()
     return records
+
+
+def _call(command: list[str], p: Plan, stage: Stage, out) -> int:
+    out.write(f"$ {shlex.join(command)}\n")
+    out.flush()
+    return subprocess.call(command, env=stage_env(p, stage), stdout=out, stderr=subprocess.STDOUT)
 
 
 def main(argv: list[str] | None = None) -> int:
