@@ -3,7 +3,9 @@
 # into .whl/ to be copied there with the checkout; scripts/gpu_suite.sh installs them. Such a
 # machine is expected to have torch, numpy, pyarrow, typer, rich, psutil, jinja2, matplotlib,
 # pyyaml, httpx, anyio, h11, idna, and transformers with its own requirements
-# (huggingface-hub, tokenizers, safetensors, filelock, fsspec, requests, tqdm, packaging).
+# (huggingface-hub, tokenizers, safetensors, filelock, fsspec, requests, tqdm, packaging); for
+# the RL stack also pandas, accelerate, peft, aiohttp and its kin, attrs, click, cloudpickle,
+# msgpack, protobuf, prometheus-client, xxhash, zipp, pybind11 and tensorboard.
 #
 #   bash scripts/fetch_gpu_wheels.sh        # the agent's packages (pydantic, openai)
 #   RL=1 bash scripts/fetch_gpu_wheels.sh   # and the RL stack: veRL 0.9.1 and what it imports
@@ -29,13 +31,11 @@ download pydantic==2.13.4 pydantic-core==2.46.4 annotated-types typing-inspectio
   openai==3.57.0 httpx2==2.16.2 httpcore2==2.16.2 truststore distro jiter sniffio
 
 if [ "${RL:-0}" = 1 ]; then
-  download verl==0.9.1 tensordict==0.10.0 pyvers==0.1.0 cloudpickle orjson importlib-metadata \
-    zipp hydra-core==1.3.8 omegaconf==2.3.1 torchdata==0.11.0 datasets==5.2.0 dill==0.4.1 \
-    multiprocess==0.70.19 xxhash codetiming accelerate==1.16.0 peft==0.21.2 pylatexenc \
-    fastapi==0.165.0 starlette==1.10.0 uvicorn==0.55.0 annotated-doc opentelemetry-api \
-    aiohttp==3.14.5 aiosignal frozenlist multidict yarl propcache aiohappyeyeballs attrs \
-    transferqueue==0.1.11 pyzmq==27.3.0 msgspec==0.23.0 cachetools prometheus-client \
-    msgpack jsonschema jsonschema-specifications referencing rpds-py click protobuf
+  download verl==0.9.1 tensordict==0.10.0 pyvers==0.1.0 orjson importlib-metadata \
+    hydra-core==1.3.8 omegaconf==2.3.1 torchdata==0.11.0 datasets==5.2.0 dill==0.4.1 \
+    multiprocess==0.70.19 codetiming pylatexenc fastapi==0.165.0 starlette==1.10.0 \
+    uvicorn==0.55.0 opentelemetry-api transferqueue==0.1.11 pyzmq==27.3.0 msgspec==0.23.0 \
+    cachetools jsonschema jsonschema-specifications referencing rpds-py
   python3 -m pip wheel -q --no-deps -w .whl antlr4-python3-runtime==4.9.3
   ray=$(mktemp -d)
   python3 -m pip install -q --no-deps --no-compile --only-binary=:all: "${PLATFORM[@]}" \
