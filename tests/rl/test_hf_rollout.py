@@ -20,10 +20,11 @@ pytest.importorskip("ray", reason=RAY_MISSING)
 pytest.importorskip("verl", reason=VERL_MISSING)
 import ray
 from transformers import AutoModelForCausalLM
+from verl.workers.rollout.replica import get_rollout_replica_class
 from verl.workers.rollout.router import get_router_handle
 
 from cuda_agent.rl import write_rl_dataset
-from cuda_agent.rl.hf_rollout import HFServer, HFServerAdapter, server_name
+from cuda_agent.rl.hf_rollout import HFServerAdapter, server_name
 from cuda_agent.task import load_task
 from tests.rl.scripts import STUCK, SUCCESS
 from tests.rl.test_verl_loop import run_worker, stage_config
@@ -66,14 +67,22 @@ def cluster():
 
 
 @pytest.fixture(scope="module")
-def server(cluster, tiny_model):
-    actor = (
-        ray.remote(HFServer)
-        .options(name=server_name(0), max_concurrency=16)
-        .remote(str(tiny_model), "cpu", "float32", 256)
+def server(cluster, tiny_model, tmp_path_factory):
+    """The server as veRL's LLMServerManager starts it: the replica class the registry returns
+    for `hf`, given the stage's rollout and model configs (no workers: it serves on the CPU)."""
+    tmp = tmp_path_factory.mktemp("replica")
+    # float32, so that the test's own float32 forward pass is the reference
+    dtype = "actor_rollout_ref.rollout.dtype=float32"
+    cfg = stage_config("ppo_1gpu", tiny_model, tmp, tmp / "evaluations.jsonl", dtype)
+    replica = get_rollout_replica_class("hf")(
+        replica_rank=0,
+        config=cfg.actor_rollout_ref.rollout,
+        model_config=cfg.actor_rollout_ref.model,
+        gpus_per_node=1,
     )
-    ray.get(actor.status.remote())
-    return actor
+    asyncio.run(replica.launch_servers())
+    assert replica.server_address == server_name(0)
+    return replica.server_handle
 
 
 def fresh_log_probs(tiny_model: Path, ids: torch.Tensor, attention: torch.Tensor, n: int):

@@ -24,6 +24,8 @@ import threading
 
 import ray
 import torch
+from verl.utils.config import omega_conf_to_dataclass
+from verl.workers.config import HFModelConfig
 from verl.workers.rollout import base as rollout_base
 from verl.workers.rollout.base import BaseRollout
 from verl.workers.rollout.replica import RolloutReplica, RolloutReplicaRegistry, TokenOutput
@@ -145,7 +147,7 @@ class HFReplica(RolloutReplica):
                 max_concurrency=self.max_concurrency,
             )
             .remote(
-                model_path=self.model_config.local_path or self.model_config.path,
+                model_path=_local_model_path(self.model_config),
                 device=device,
                 dtype=self.config.dtype,
                 response_length=self.config.response_length,
@@ -158,6 +160,14 @@ class HFReplica(RolloutReplica):
 
     def rollout_worker_use_gpu(self) -> bool:
         return True
+
+
+def _local_model_path(model_config) -> str:
+    """The model's local folder (veRL copies a remote path to local disk), from the model config
+    veRL hands a replica: its DictConfig, or the dataclass."""
+    if not isinstance(model_config, HFModelConfig):
+        model_config = omega_conf_to_dataclass(model_config, dataclass_type=HFModelConfig)
+    return model_config.local_path
 
 
 class HFServerAdapter(BaseRollout):
