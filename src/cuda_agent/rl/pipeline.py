@@ -91,6 +91,9 @@ def train_command(p: Plan, stage: Stage, dry_run: bool = False) -> list[str]:
         command += ["--trajectories", str(p.trajectories)]
     if dry_run:
         command.append("--dry-run")
+    if stage.name != "rft":  # Ray's workers get the variables from veRL's runtime env as well
+        env = "+ray_kwargs.ray_init.runtime_env.env_vars"
+        command += [f"{env}.{key}={value}" for key, value in stage_variables(p, stage).items()]
     return command + list(p.overrides)
 
 
@@ -110,12 +113,15 @@ def merge_command(stage: Stage, shards: Path | str) -> list[str]:
     return command + ["--local_dir", str(shards), "--target_dir", str(stage.merged)]
 
 
-def stage_env(p: Plan, stage: Stage) -> dict[str, str]:
+def stage_variables(p: Plan, stage: Stage) -> dict[str, str]:
     return {
-        **os.environ,
         "VERL_USE_EXTERNAL_MODULES": EXTERNAL_MODULES,
         "VERL_FILE_LOGGER_PATH": str(metrics_file(p, stage).resolve()),
     }
+
+
+def stage_env(p: Plan, stage: Stage) -> dict[str, str]:
+    return {**os.environ, **stage_variables(p, stage)}
 
 
 def metrics_file(p: Plan, stage: Stage) -> Path:
