@@ -3,7 +3,7 @@
 # Results (junit, per-test JSON lines, benchmark JSON, run folders as .tar.gz) go to $OUT
 # (default ./gpu-results).
 #
-#   bash scripts/gpu_suite.sh [tests|bench|synth|kernelbench|all] [pytest args; default: tests]
+#   bash scripts/gpu_suite.sh [tests|bench|synth|kernelbench|all|rl] [pytest args; default: tests]
 #
 #   tests        every gpu-marked test, GPU_WORKERS (default 3) pytest workers sharing the GPU
 #                (timed sections never overlap: docs/verdict.md, GPU lock)
@@ -140,5 +140,24 @@ if [ "$what" = kernelbench ] || [ "$what" = all ]; then
       --gpus "${SWEEP_GPUS:-0,0,0,0,0,0,0,0}" --out "$OUT/kernelbench_audit.jsonl" \
       2>&1 | tee "$OUT/audit.log" || status=1
   fi
+fi
+if [ "$what" = rl ]; then
+  # veRL's stack from .whl/ (RL=1 scripts/fetch_gpu_wheels.sh): its wheels and Ray's packed tree
+  # in one folder; then the gpu-marked RL tests (default tests/rl), among them the stages in order
+  # on the tiny model
+  if ! python3 -c "import verl" 2>/dev/null; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+      --target /tmp/site .whl/*.whl || status=1
+    for packed in .whl/*.site.tar.xz; do tar -xJf "$packed" -C /tmp/site || status=1; done
+    export PYTHONPATH=/tmp/site:$PYTHONPATH
+  fi
+  [ $# -gt 0 ] || set -- tests/rl
+  # a fixed folder: a call cut short by its time limit is resumed by the next one on the same
+  # machine (the stages recorded in run/pipeline.jsonl are skipped)
+  rl=${RL_DIR:-/tmp/cuda-agent-rl}
+  mkdir -p "$rl"
+  CUDA_AGENT_RL_RUN=$rl/run python3 -m pytest -m gpu -p no:cacheprovider -q -rfE \
+    --junitxml "$rl/junit.xml" "$@" 2>&1 | tee "$rl/pytest.log" || status=1
+  tar -czf "$OUT/rl.tar.gz" -C "$rl" --exclude='*.pt' --exclude='*.safetensors' . || status=1
 fi
 exit $status

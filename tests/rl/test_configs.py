@@ -20,6 +20,10 @@ STAGE_FILES = [
     "value_small",
     "ppo",
     "ppo_small",
+    "warmup_1gpu",
+    "rft_1gpu",
+    "value_1gpu",
+    "ppo_1gpu",
 ]
 
 
@@ -95,3 +99,17 @@ def test_sample_config_serves_with_tool_calling(tmp_path):
     (tmp_path / "bad.yaml").write_text("sampling:\n  samples_per_tsk: 2\n")
     with pytest.raises(UserError, match="samples_per_tsk"):
         load_sample_config(tmp_path / "bad.yaml")
+
+
+def test_one_gpu_stages_keep_the_paper_algorithm_on_the_hf_rollout():
+    for name in ("warmup_1gpu", "value_1gpu", "ppo_1gpu"):
+        cfg = composed(name)
+        algorithm = cfg.algorithm
+        assert (algorithm.adv_estimator, algorithm.gamma, algorithm.lam) == ("gae", 1.0, 0.95)
+        assert cfg.actor_rollout_ref.rollout.name == "hf"
+        assert (cfg.trainer.nnodes, cfg.trainer.n_gpus_per_node) == (1, 1)
+    assert composed("ppo_1gpu").trainer.total_training_steps == 2
+    assert composed("value_1gpu").trainer.critic_warmup > 1000
+    assert composed("warmup_1gpu").actor_rollout_ref.rollout.agent.default_agent_loop == (
+        "single_turn_agent"
+    )

@@ -11,8 +11,14 @@ import yaml
 from cuda_agent.errors import UserError
 
 SEARCHPATH = "hydra.searchpath=[pkg://verl.trainer.config]"
-# Keys veRL reads with .get() without declaring them in its YAML (verl/trainer/ppo/reward.py).
-UNDECLARED = ("reward.custom_reward_function.reward_kwargs",)
+# Keys veRL reads with .get() without declaring them in its YAML (verl/trainer/ppo/reward.py),
+# and the free-form dicts its YAML declares empty (`override_config: {}`, passed to the HF config).
+UNDECLARED = (
+    "reward.custom_reward_function.reward_kwargs",
+    "actor_rollout_ref.model.override_config.",
+    "critic.model.override_config.",
+    "model.override_config.",
+)
 
 
 def compose_stage(config: str | Path, overrides: list[str] | tuple[str, ...] = ()):
@@ -53,9 +59,18 @@ def validate_stage(cfg) -> None:
 
 
 def own_keys(config: str | Path) -> tuple[str, list[str]]:
-    """The veRL base config the stage file builds on, and every leaf key it and the stage files
-    it inherits from set (dotted paths)."""
-    path = Path(config)
+    """The veRL base config the stage file builds on, and every leaf key it and the files it
+    inherits from set (dotted paths). A file in the same folder without a veRL base of its own
+    (one_gpu.yaml) is a layer of settings over the stage."""
+    base, keys = _layer_keys(Path(config))
+    if base is None:
+        raise UserError(
+            f"{config}: its defaults name no veRL config (ppo_trainer, sft_trainer_engine)"
+        )
+    return base, keys
+
+
+def _layer_keys(path: Path) -> tuple[str | None, list[str]]:
     data = yaml.safe_load(path.read_text()) or {}
     base, keys = None, []
     for entry in data.get("defaults", []):
@@ -63,17 +78,13 @@ def own_keys(config: str | Path) -> tuple[str, list[str]]:
             continue
         parent = path.parent / f"{entry}.yaml"
         if parent.is_file():
-            base, inherited = own_keys(parent)
+            parent_base, inherited = _layer_keys(parent)
+            base = parent_base or base
             keys += inherited
         else:
             base = entry
     body = {k: v for k, v in data.items() if k not in ("defaults", "hydra")}
-    keys += list(_leaves(body, ""))
-    if base is None:
-        raise UserError(
-            f"{config}: its defaults name no veRL config (ppo_trainer, sft_trainer_engine)"
-        )
-    return base, keys
+    return base, keys + list(_leaves(body, ""))
 
 
 def unknown_keys(config: str | Path) -> list[str]:

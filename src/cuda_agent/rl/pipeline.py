@@ -1,0 +1,212 @@
+"""The training stages in order on one run folder, each starting from the previous stage's model
+merged by veRL's model_merger, as docs/training.md has a user do by hand on a cluster:
+
+    warmup  --model BASE                                   -> models/warmup_actor
+    rft     --model models/warmup_actor                    -> models/rft_actor
+    value   --model models/rft_actor                       -> models/value_critic
+    ppo     --model models/rft_actor --critic models/value_critic  -> models/ppo_actor
+
+Sampling (stage 2) needs a vLLM or SGLang server, so rft and value read `--trajectories`. Each
+stage is one `cuda-agent train` process with the config STAGE+SUFFIX (`_1gpu`: one GPU, a tiny
+model, the `hf` rollout, whose module veRL imports in every worker through
+VERL_USE_EXTERNAL_MODULES). Each stage's output goes to RUN/logs/STAGE.log, its per-step metrics
+(veRL's file logger) to RUN/metrics/STAGE.jsonl, and one JSON line per finished stage to
+RUN/pipeline.jsonl (exit code, wall time, peak GPU memory, the merged model); a rerun skips the
+stages recorded there.
+
+    python -m cuda_agent.rl.pipeline --run-dir RUN --model BASE --trajectories DIR \
+        [--tasks TASKS] [--suffix _1gpu] [--dry-run] [-- veRL overrides for every stage]
+
+`--dry-run` prints every command and checks every stage's config and data with
+`cuda-agent train --dry-run`, starting each from BASE, since the merged models do not exist yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from cuda_agent.errors import UserError
+from cuda_agent.rl.gpu_memory import PeakGpuMemory
+
+ORDER = ("warmup", "rft", "value", "ppo")
+EXTERNAL_MODULES = "cuda_agent.rl.hf_rollout"
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    model: str
+    critic: str | None
+    merged: Path  # the HF folder this stage's checkpoint is merged into
+    role: str  # the checkpoint merged: actor, critic, or the SFT model (rft)
+
+
+@dataclass(frozen=True)
+class Plan:
+    run_dir: Path
+    suffix: str
+    tasks: str | None
+    trajectories: Path
+    stages: tuple[Stage, ...]
+    overrides: tuple[str, ...] = ()
+
+
+def plan(
+    run_dir: Path,
+    model: str,
+    trajectories: Path,
+    tasks: str | None = None,
+    suffix: str = "_1gpu",
+    overrides: tuple[str, ...] = (),
+) -> Plan:
+    models = run_dir / "models"
+    warm, rft, critic = models / "warmup_actor", models / "rft_actor", models / "value_critic"
+    stages = (
+        Stage("warmup", model, None, warm, "actor"),
+        Stage("rft", str(warm), None, rft, "rft"),
+        Stage("value", str(rft), None, critic, "critic"),
+        Stage("ppo", str(rft), str(critic), models / "ppo_actor", "actor"),
+    )
+    return Plan(run_dir, suffix, tasks, trajectories, stages, tuple(overrides))
+
+
+def train_command(p: Plan, stage: Stage, dry_run: bool = False) -> list[str]:
+    model, critic = (p.stages[0].model, None) if dry_run else (stage.model, stage.critic)
+    command = [sys.executable, "-m", "cuda_agent", "train", stage.name]
+    command += ["--config", f"{stage.name}{p.suffix}", "--run-dir", str(p.run_dir)]
+    command += ["--model", model]
+    if critic:
+        command += ["--critic", critic]
+    if stage.name in ("warmup", "ppo") and p.tasks:
+        command += ["--tasks", p.tasks]
+    if stage.name in ("rft", "value"):
+        command += ["--trajectories", str(p.trajectories)]
+    if dry_run:
+        command.append("--dry-run")
+    if stage.name != "rft":  # Ray's workers get the variables from veRL's runtime env as well
+        env = "+ray_kwargs.ray_init.runtime_env.env_vars"
+        command += [f"{env}.{key}={value}" for key, value in stage_variables(p, stage).items()]
+    return command + list(p.overrides)
+
+
+def checkpoint_dir(p: Plan, stage: Stage) -> Path:
+    """The stage's last checkpoint (global_step_N with the largest N), the role's shard folder."""
+    root = p.run_dir / "checkpoints" / stage.name
+    steps = sorted(root.glob("global_step_*"), key=lambda d: int(d.name.rsplit("_", 1)[1]))
+    if not steps:
+        raise UserError(f"stage {stage.name} left no checkpoint in {root}")
+    return steps[-1] if stage.role == "rft" else steps[-1] / stage.role
+
+
+def merge_command(stage: Stage, shards: Path | str) -> list[str]:
+    command = [sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp"]
+    if stage.role == "critic":
+        command.append("--is-value-model")
+    return command + ["--local_dir", str(shards), "--target_dir", str(stage.merged)]
+
+
+def stage_variables(p: Plan, stage: Stage) -> dict[str, str]:
+    return {
+        "VERL_USE_EXTERNAL_MODULES": EXTERNAL_MODULES,
+        "VERL_FILE_LOGGER_PATH": str(metrics_file(p, stage).resolve()),
+    }
+
+
+def stage_env(p: Plan, stage: Stage) -> dict[str, str]:
+    return {**os.environ, **stage_variables(p, stage)}
+
+
+def metrics_file(p: Plan, stage: Stage) -> Path:
+    """veRL's file logger: one JSON line per training step (`{"step": N, "data": {...}}`)."""
+    return p.run_dir / "metrics" / f"{stage.name}.jsonl"
+
+
+def log_file(p: Plan, stage: Stage) -> Path:
+    return p.run_dir / "logs" / f"{stage.name}.log"
+
+
+def run(p: Plan, dry_run: bool = False, log=None) -> list[dict]:
+    """Run (or with dry_run check) the stages in order; returns the records of this call."""
+    log = log or (lambda line: print(line, flush=True))  # before the stages' own output
+    record_file = p.run_dir / "pipeline.jsonl"
+    done = set()
+    if record_file.is_file():
+        done = {json.loads(line)["stage"] for line in record_file.read_text().splitlines()}
+    records = []
+    for folder in ("metrics", "logs"):
+        (p.run_dir / folder).mkdir(parents=True, exist_ok=True)
+    for stage in p.stages:
+        if dry_run:
+            log(shlex.join(train_command(p, stage)))
+            log(shlex.join(merge_command(stage, f"RUN/checkpoints/{stage.name}/global_step_LAST")))
+            code = subprocess.call(train_command(p, stage, dry_run=True), env=stage_env(p, stage))
+            if code != 0:
+                raise UserError(f"stage {stage.name}: its dry run failed (exit {code})")
+            continue
+        if stage.name in done:
+            log(f"stage {stage.name}: done before ({record_file})")
+            continue
+        log(f"stage {stage.name}: log in {log_file(p, stage)}")
+        started = time.monotonic()
+        with PeakGpuMemory() as memory, log_file(p, stage).open("w") as out:
+            code = _call(train_command(p, stage), p, stage, out)
+            if code == 0:
+                code = _call(merge_command(stage, checkpoint_dir(p, stage)), p, stage, out)
+        record = {
+            "stage": stage.name,
+            "returncode": code,
+            "wall_s": round(time.monotonic() - started, 1),
+            "peak_gpu_memory_mib": memory.peak_mib,
+            "model": stage.model,
+            "critic": stage.critic,
+            "merged": str(stage.merged),
+            "metrics": str(metrics_file(p, stage)),
+            "log": str(log_file(p, stage)),
+        }
+        records.append(record)
+        if code != 0:
+            raise UserError(
+                f"stage {stage.name} failed (exit {code}, log {log_file(p, stage)}); "
+                "rerun to resume from it"
+            )
+        with record_file.open("a") as out:
+            out.write(json.dumps(record) + "\n")
+            out.flush()
+    return records
+
+
+def _call(command: list[str], p: Plan, stage: Stage, out) -> int:
+    out.write(f"$ {shlex.join(command)}\n")
+    out.flush()
+    return subprocess.call(command, env=stage_env(p, stage), stdout=out, stderr=subprocess.STDOUT)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m cuda_agent.rl.pipeline", description=__doc__)
+    parser.add_argument("--run-dir", type=Path, required=True)
+    parser.add_argument("--model", required=True, help="the policy stage 1 starts from")
+    parser.add_argument("--trajectories", type=Path, required=True, help="episodes for rft/value")
+    parser.add_argument("--tasks", help="task set of warmup and ppo (default builtin)")
+    parser.add_argument("--suffix", default="_1gpu", help="config suffix: _1gpu, _small or ''")
+    parser.add_argument("--dry-run", action="store_true")
+    args, overrides = parser.parse_known_args(argv)
+    overrides = [o for o in overrides if o != "--"]
+    p = plan(args.run_dir, args.model, args.trajectories, args.tasks, args.suffix, overrides)
+    try:
+        run(p, args.dry_run)
+    except UserError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

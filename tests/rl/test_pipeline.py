@@ -1,0 +1,106 @@
+"""The stages in order (cuda_agent.rl.pipeline) on CPU: the commands, the model each stage starts
+from, and every stage's `cuda-agent train --dry-run` (configs composed and validated against
+veRL's, data prepared) on the one-GPU configs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cuda_agent.errors import UserError
+from cuda_agent.rl.pipeline import checkpoint_dir, merge_command, plan, train_command
+from tests.rl.extras import VERL_MISSING
+from tests.rl.trajectories import Call, Turn, write_trajectory
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def episodes(folder: Path, n: int = 8) -> Path:
+    turns = [
+        Turn("Look.", [Call("read_file", {"path": "model.py"}, "class Model")]),
+        Turn("Done.", [Call("submit", {}, "submitted; the episode ends")]),
+    ]
+    for i in range(n):
+        write_trajectory(folder / f"{i}.jsonl", turns, 2)
+    return folder
+
+
+def test_each_stage_starts_from_the_previous_stages_merged_model(tmp_path):
+    p = plan(tmp_path / "run", "base", tmp_path / "episodes", tasks="builtin")
+    commands = {s.name: train_command(p, s) for s in p.stages}
+    assert list(commands) == ["warmup", "rft", "value", "ppo"]
+    models = tmp_path / "run" / "models"
+
+    def option(command, name):
+        return command[command.index(name) + 1] if name in command else None
+
+    assert option(commands["warmup"], "--model") == "base"
+    assert option(commands["rft"], "--model") == str(models / "warmup_actor")
+    assert option(commands["value"], "--model") == str(models / "rft_actor")
+    assert option(commands["ppo"], "--model") == str(models / "rft_actor")
+    assert option(commands["ppo"], "--critic") == str(models / "value_critic")
+    assert option(commands["ppo"], "--config") == "ppo_1gpu"
+    assert option(commands["rft"], "--trajectories") == str(tmp_path / "episodes")
+    backend = "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES="
+    assert all(f"{backend}cuda_agent.rl.hf_rollout" in commands[s] for s in ("warmup", "ppo"))
+    metrics = "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_FILE_LOGGER_PATH="
+    assert f"{metrics}{tmp_path / 'run' / 'metrics' / 'value.jsonl'}" in commands["value"]
+    merges = {s.name: merge_command(s, "SHARDS") for s in p.stages}
+    assert "--is-value-model" in merges["value"]
+    assert option(merges["value"], "--target_dir") == str(models / "value_critic")
+    assert "--is-value-model" not in merges["ppo"]
+
+
+def test_the_last_checkpoint_is_merged_and_a_missing_one_is_an_error(tmp_path):
+    p = plan(tmp_path, "base", tmp_path / "episodes")
+    warmup, rft = p.stages[0], p.stages[1]
+    with pytest.raises(UserError, match="left no checkpoint"):
+        checkpoint_dir(p, warmup)
+    for step in (2, 10, 9):
+        (tmp_path / "checkpoints" / "warmup" / f"global_step_{step}" / "actor").mkdir(parents=True)
+        (tmp_path / "checkpoints" / "rft" / f"global_step_{step}").mkdir(parents=True)
+    assert checkpoint_dir(p, warmup) == tmp_path / "checkpoints/warmup/global_step_10/actor"
+    assert checkpoint_dir(p, rft) == tmp_path / "checkpoints/rft/global_step_10"
+
+
+def test_dry_run_checks_every_one_gpu_stage(tmp_path, tiny_model):
+    pytest.importorskip("verl", reason=VERL_MISSING)
+    run = tmp_path / "run"
+    out = subprocess.run(
+        [
+            sys.executable, "-m", "cuda_agent.rl.pipeline", "--run-dir", str(run),
+            "--model", str(tiny_model), "--trajectories", str(episodes(tmp_path / "episodes")),
+            "--tasks", "builtin", "--dry-run",
+        ],
+        capture_output=True, text=True, cwd=REPO, timeout=900,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    printed = [line for line in out.stdout.splitlines() if "-m cuda_agent train" in line]
+    assert [line.split()[4] for line in printed] == ["warmup", "rft", "value", "ppo"]
+    assert out.stdout.count("-m verl.model_merger merge") == 4
+    assert "kept 8 of 8 trajectories" in out.stdout
+    composed = out.stdout.count("verl.trainer.main_ppo")
+    assert composed == 3 and "verl.trainer.sft_trainer" in out.stdout
+    for name in ("warmup_train", "rft", "value", "ppo_train"):
+        assert (run / "data" / f"{name}.parquet").is_file()
+    assert not (run / "pipeline.jsonl").exists()  # a dry run finishes no stage
+
+
+def test_a_rerun_skips_the_recorded_stages(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    done = [{"stage": s} for s in ("warmup", "rft", "value", "ppo")]
+    (run / "pipeline.jsonl").write_text("".join(json.dumps(d) + "\n" for d in done))
+    out = subprocess.run(
+        [
+            sys.executable, "-m", "cuda_agent.rl.pipeline", "--run-dir", str(run),
+            "--model", "base", "--trajectories", str(tmp_path),
+        ],
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("done before") == 4
