@@ -77,6 +77,8 @@ def test_honest_form_compiles(env, folder):
         assert "forward builds an extension itself" in verdict.message
     else:
         assert "built 0 extension" not in verdict.message, verdict.message
+    if _expect(folder).get("narrowed"):  # the canonical forms never pay for all of torch
+        assert "against the narrow torch prelude" in verdict.message, verdict.message
     note = _expect(folder).get("note")
     if note:
         assert any(note in n for n in verdict.notes), verdict.notes

@@ -2,9 +2,10 @@
 
 The sources are laid out as torch's own builder lays them out (main.cpp with <torch/extension.h>
 first and the bindings `functions=` asks for; cuda.cu with torch's types and the CUDA runtime
-first), then compiled with the harness's toolchain: main.cpp by the host compiler with the
-precompiled torch header, .cu files by nvcc with torch's include folders and torch's own nvcc
-defines, for this GPU's architecture. Objects are cached by content (source, headers, toolchain,
+first), then compiled with the harness's toolchain, the units side by side: main.cpp by the host
+compiler with the precompiled torch header, .cu files by nvcc with torch's include folders and
+torch's own nvcc defines, for this GPU's architecture, first against the narrow torch prelude
+where it may serve (prelude.py). Objects are cached by content (source, headers, toolchain,
 flags) and so is the linked module, whose init is aliased to a name of its own, as workspace
 builds are (build/extension.py): the same sources never build twice, and two extensions in one
 process never collide.
@@ -18,6 +19,7 @@ import re
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from cuda_agent.sandbox.build.pch import PCH_UNUSED, ensure_pch
 from cuda_agent.sandbox.build.toolchain import Toolchain
 from cuda_agent.sandbox.process.messages import ExtensionCall
 from cuda_agent.sandbox.single_file.flags import Flags
+from cuda_agent.sandbox.single_file.prelude import VERSION, eligible, prelude_folder
 
 _MODULE = re.compile(r"PYBIND11_MODULE\s*\(\s*(\w+)")
 _LIBRARIES = ("cublas", "cublasLt", "cudnn")
@@ -51,6 +54,7 @@ class ExtensionBuild:
     log: str = ""
     compiled: tuple[str, ...] = ()
     reused: tuple[str, ...] = ()
+    narrowed: tuple[str, ...] = ()  # CUDA units compiled against the narrow prelude
     seconds: float = 0.0
 
 
@@ -111,39 +115,80 @@ def build_call(
         )
         return ExtensionBuild(False, None, module_name, message)
     (cache / "tmp").mkdir(parents=True, exist_ok=True)
-    compiled, reused, errors = [], [], []
-    objects = []
     with tempfile.TemporaryDirectory(dir=cache / "tmp", prefix="single-") as tmp:
         root = Path(tmp)
         for name, text in {**sources.headers, **sources.cpp, **sources.cuda}.items():
             (root / name).write_text(text)
-        pch = None
-        if sources.cpp and any(not _object(cache, k).exists() for k in keys[len(sources.cuda) :]):
-            pch = ensure_pch(tc, cache, timeout_s=max(1.0, deadline - time.monotonic()))
-        for (name, _text, cmd), key in zip(units, keys, strict=True):
-            obj = _object(cache, key)
-            objects.append(obj)
-            if obj.exists():
-                reused.append(name)
-                continue
-            compiled.append(name)
-            error = _compile(name, cmd, obj, root, pch if cmd[0] == tc.cxx else None, deadline)
-            if error:
-                errors.append(error)
+        narrow = (
+            prelude_folder(cache)
+            if any(eligible(t, sources.headers) for t in sources.cuda.values())
+            else None
+        )
+        work = _Work(tc, cache, root, deadline, narrow, sources.headers)
+        # nvcc, the host compiler and the precompiled header's build run side by side: each
+        # is one process, and a cold build is as long as the longest of them
+        with ThreadPoolExecutor(max_workers=len(units)) as pool:
+            done = list(pool.map(work.unit, units, keys))
+        objects = [obj for obj, _, _ in done]
+        errors = [error for _, _, error in done if error]
         so = None
         if not errors and tc.can_link:
             so, error = _link(objects, flags.libraries, module_name, init, tc, cache, root,
                               deadline)  # fmt: skip
             errors += [error] if error else []
+    names = [name for name, _, _ in units]
     return ExtensionBuild(
         ok=not errors,
         so_path=so,
         module_name=module_name,
         log="\n\n".join(errors),
-        compiled=tuple(compiled),
-        reused=tuple(reused),
+        compiled=tuple(n for n, (_, how, _) in zip(names, done, strict=True) if how != "reused"),
+        reused=tuple(n for n, (_, how, _) in zip(names, done, strict=True) if how == "reused"),
+        narrowed=tuple(
+            n for n, (o, _, e) in zip(names, done, strict=True) if not e and _NARROW in o.name
+        ),
         seconds=time.perf_counter() - start,
     )
+
+
+_NARROW = "-narrow"  # in the object's name: compiled against the prelude
+
+
+@dataclass(frozen=True)
+class _Work:
+    """What every unit of one build shares; `unit` compiles one (or finds it in the cache)."""
+
+    tc: Toolchain
+    cache: Path
+    root: Path
+    deadline: float
+    narrow: Path | None  # the prelude's folder where some CUDA unit may use it
+    headers: dict[str, str]
+
+    def unit(self, unit: tuple[str, str, list[str]], key: str) -> tuple[Path, str, str]:
+        """(object, "reused" | "compiled", error) of one unit. A CUDA unit the prelude may
+        serve is tried so first, unless that failed before; then as written."""
+        name, text, cmd = unit
+        obj = _object(self.cache, key)
+        if obj.exists():
+            return obj, "reused", ""
+        if cmd[0] == self.tc.nvcc and self.narrow is not None and eligible(text, self.headers):
+            narrow_obj = _object(self.cache, _key("narrow", VERSION, key), _NARROW)
+            failed = narrow_obj.with_suffix(".failed")
+            if narrow_obj.exists():
+                return narrow_obj, "reused", ""
+            if not failed.exists():
+                ncmd = [cmd[0], f"-I{self.narrow}", *cmd[1:]]
+                error = _compile(name, ncmd, narrow_obj, self.root, None, self.deadline)
+                if not error:
+                    return narrow_obj, "compiled", ""
+                if "timed out" not in error:  # a timeout says nothing about the prelude
+                    failed.write_text(error)
+        pch = None
+        if cmd[0] == self.tc.cxx:
+            remaining = max(1.0, self.deadline - time.monotonic())
+            pch = ensure_pch(self.tc, self.cache, timeout_s=remaining)
+        return obj, "compiled", _compile(name, cmd, obj, self.root, pch, self.deadline)
 
 
 def _compile(name, cmd, obj: Path, root: Path, pch: Path | None, deadline: float) -> str:
@@ -189,8 +234,8 @@ def _for_nvcc(host_flags: list[str]) -> list[str]:
     return out
 
 
-def _object(cache: Path, key: str) -> Path:
-    return cache / "objects" / key[:2] / f"{key}.o"
+def _object(cache: Path, key: str, tag: str = "") -> Path:
+    return cache / "objects" / key[:2] / f"{key}{tag}.o"
 
 
 def _key(*parts: str) -> str:

@@ -48,6 +48,7 @@ class ExtensionBuilder:
         self.calls: list[str] = []
         self.compiled: list[str] = []
         self.reused: list[str] = []
+        self.narrowed: list[str] = []
         self.seconds = 0.0
 
     def __call__(self, call: ExtensionCall) -> ExtensionBuilt:
@@ -82,6 +83,7 @@ class ExtensionBuilder:
         self.seconds += result.seconds
         self.compiled += [f"{call.name}/{n}" for n in result.compiled]
         self.reused += [f"{call.name}/{n}" for n in result.reused]
+        self.narrowed += [f"{call.name}/{n}" for n in result.narrowed]
         if not result.ok:
             raise ExtensionRefused(Failure(Status.COMPILE_ERROR, f"{label}: {result.log}"))
         self.kernels |= kernel_names({**sources.headers, **sources.cuda})
@@ -89,10 +91,12 @@ class ExtensionBuilder:
         return ExtensionBuilt(so_path=path, module_name=result.module_name)
 
     def summary(self) -> str:
+        narrowed = ", ".join(self.narrowed)
+        narrowed = f"; against the narrow torch prelude: {narrowed}" if narrowed else ""
         return (
             f"built {len(self.calls)} extension(s) ({', '.join(self.calls) or 'none'}): compiled "
             f"{len(self.compiled)} file(s), reused {len(self.reused)} from cache "
-            f"in {self.seconds:.1f} s"
+            f"in {self.seconds:.1f} s{narrowed}"
         )
 
 
