@@ -10,7 +10,9 @@ timed), in a fresh process with a fresh build folder, from a KernelBench checkou
 --kernelbench (used for the measurement only; its package is entered past its __init__, which
 imports the LLM clients its generation scripts use). Wall seconds of the whole process, verdicts
 and what each harness reported are written as one JSON line per file and harness, and a line
-per file with the ratio of our cold process time to KernelBench's.
+per file with the ratio of our cold process time to KernelBench's. A warm verdict is also timed
+inside a running Environment (bench, the service and an agent's rounds evaluate so), where the
+interpreter, torch and the GPU are already up.
 
     python benchmarks/single_file_vs_kernelbench.py --kernelbench PATH --out FILE.jsonl \
         [--case TASK=SUBMISSION ...] [--cache DIR]
@@ -79,6 +81,31 @@ with Environment(EnvConfig(cache_dir=Path(sys.argv[1]))) as env:
 """
 
 
+# A warm verdict where the Environment is already running (bench, the service, an agent's
+# rounds): the second of two evaluations of the file in one Environment.
+_IN_ENVIRONMENT = """
+import json, sys, time
+from pathlib import Path
+from cuda_agent.sandbox import EnvConfig, Environment, read_submission
+from cuda_agent.task import load_task
+task, solution = load_task(sys.argv[2]), read_submission(sys.argv[3])
+with Environment(EnvConfig(cache_dir=Path(sys.argv[1]))) as env:
+    env.evaluate(task, solution)
+    start = time.perf_counter()
+    verdict = env.evaluate(task, solution)
+    seconds = time.perf_counter() - start
+print(json.dumps({"seconds": seconds, "status": verdict.status.value, "reward": verdict.reward}))
+"""
+
+
+def _in_environment(task: Path, submission: Path, cache: Path) -> dict:
+    cmd = [sys.executable, "-c", _IN_ENVIRONMENT, str(cache), str(task), str(submission)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        return {"error": (proc.stderr or proc.stdout).strip()[-2000:]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def _theirs(kernelbench_src: Path, task: Path, submission: Path) -> dict:
     with tempfile.TemporaryDirectory(prefix="kernelbench-build-") as build:
         cmd = [sys.executable, "-c", _KERNELBENCH_DRIVER, str(kernelbench_src), str(task)]
@@ -122,6 +149,7 @@ def main() -> int:
             rows = {
                 "ours_cold": _ours(task, submission, cache),
                 "ours_warm": _ours(task, submission, cache),
+                "ours_warm_in_environment": _in_environment(task, submission, cache),
                 "kernelbench": _theirs(src, task, submission),
             }
             for harness, row in rows.items():
