@@ -38,6 +38,17 @@ CASES = (  # (task, submission): KernelBench's example shape, and the plainest o
 # Run in a fresh interpreter: KernelBench's harness as its batch scripts call it.
 _KERNELBENCH_DRIVER = """
 import json, os, sys, time, types
+# kernelbench.utils imports the LLM clients of its generation scripts; none runs in evaluation
+for name, attrs in {"dotenv": [], "litellm": ["completion"], "openai": ["OpenAI"]}.items():
+    if name not in sys.modules:
+        try:
+            __import__(name)
+        except ImportError:
+            stand_in = types.ModuleType(name)
+            for attr in attrs:
+                setattr(stand_in, attr, None)
+            stand_in.load_dotenv = lambda *a, **k: None
+            sys.modules[name] = stand_in
 package = types.ModuleType("kernelbench")
 package.__path__ = [os.path.join(sys.argv[1], "kernelbench")]
 sys.modules["kernelbench"] = package
@@ -89,12 +100,18 @@ from pathlib import Path
 from cuda_agent.sandbox import EnvConfig, Environment, read_submission
 from cuda_agent.task import load_task
 task, solution = load_task(sys.argv[2]), read_submission(sys.argv[3])
-with Environment(EnvConfig(cache_dir=Path(sys.argv[1]))) as env:
-    env.evaluate(task, solution)
-    start = time.perf_counter()
-    verdict = env.evaluate(task, solution)
-    seconds = time.perf_counter() - start
-print(json.dumps({"seconds": seconds, "status": verdict.status.value, "reward": verdict.reward}))
+marks = [time.perf_counter()]
+env = Environment(EnvConfig(cache_dir=Path(sys.argv[1])))
+marks.append(time.perf_counter())
+env.evaluate(task, solution)
+marks.append(time.perf_counter())
+verdict = env.evaluate(task, solution)
+marks.append(time.perf_counter())
+env.close()
+marks.append(time.perf_counter())
+parts = ("start", "first_evaluation", "seconds", "close")
+row = {p: round(b - a, 3) for p, a, b in zip(parts, marks, marks[1:])}
+print(json.dumps({**row, "status": verdict.status.value, "reward": verdict.reward}))
 """
 
 
