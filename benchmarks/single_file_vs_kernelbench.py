@@ -39,16 +39,15 @@ CASES = (  # (task, submission): KernelBench's example shape, and the plainest o
 _KERNELBENCH_DRIVER = """
 import json, os, sys, time, types
 # kernelbench.utils imports the LLM clients of its generation scripts; none runs in evaluation
-for name, attrs in {"dotenv": [], "litellm": ["completion"], "openai": ["OpenAI"]}.items():
-    if name not in sys.modules:
-        try:
-            __import__(name)
-        except ImportError:
-            stand_in = types.ModuleType(name)
-            for attr in attrs:
-                setattr(stand_in, attr, None)
-            stand_in.load_dotenv = lambda *a, **k: None
-            sys.modules[name] = stand_in
+stand_ins = {"dotenv": {"load_dotenv": lambda *a, **k: None}, "litellm": {"completion": None},
+             "openai": {"OpenAI": None}}
+for name, attrs in stand_ins.items():
+    try:
+        __import__(name)
+    except ImportError:
+        sys.modules[name] = types.ModuleType(name)
+        for attr, value in attrs.items():
+            setattr(sys.modules[name], attr, value)
 package = types.ModuleType("kernelbench")
 package.__path__ = [os.path.join(sys.argv[1], "kernelbench")]
 sys.modules["kernelbench"] = package

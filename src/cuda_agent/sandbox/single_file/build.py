@@ -119,12 +119,7 @@ def build_call(
         root = Path(tmp)
         for name, text in {**sources.headers, **sources.cpp, **sources.cuda}.items():
             (root / name).write_text(text)
-        narrow = (
-            prelude_folder(cache)
-            if any(eligible(t, sources.headers) for t in sources.cuda.values())
-            else None
-        )
-        work = _Work(tc, cache, root, deadline, narrow, sources.headers)
+        work = _Work(tc, cache, root, deadline, sources.headers)
         # nvcc, the host compiler and the precompiled header's build run side by side: each
         # is one process, and a cold build is as long as the longest of them
         with ThreadPoolExecutor(max_workers=len(units)) as pool:
@@ -162,7 +157,6 @@ class _Work:
     cache: Path
     root: Path
     deadline: float
-    narrow: Path | None  # the prelude's folder where some CUDA unit may use it
     headers: dict[str, str]
 
     def unit(self, unit: tuple[str, str, list[str]], key: str) -> tuple[Path, str, str]:
@@ -172,13 +166,13 @@ class _Work:
         obj = _object(self.cache, key)
         if obj.exists():
             return obj, "reused", ""
-        if cmd[0] == self.tc.nvcc and self.narrow is not None and eligible(text, self.headers):
+        if cmd[0] == self.tc.nvcc and eligible(text, self.headers):
             narrow_obj = _object(self.cache, _key("narrow", VERSION, key), _NARROW)
             failed = narrow_obj.with_suffix(".failed")
             if narrow_obj.exists():
                 return narrow_obj, "reused", ""
             if not failed.exists():
-                ncmd = [cmd[0], f"-I{self.narrow}", *cmd[1:]]
+                ncmd = [cmd[0], f"-I{prelude_folder(self.cache)}", *cmd[1:]]
                 error = _compile(name, ncmd, narrow_obj, self.root, None, self.deadline)
                 if not error:
                     return narrow_obj, "compiled", ""
