@@ -18,7 +18,7 @@ from tests.rl.extras import RAY_MISSING
 
 pytest.importorskip("ray", reason=RAY_MISSING)
 from cuda_agent.agent import load_trajectory
-from cuda_agent.cli.main import app
+from cuda_agent.cli.main import build_app
 from cuda_agent.errors import UserError
 from cuda_agent.rl import CONFIG_DIR
 from cuda_agent.task import BUILTIN_DIR
@@ -30,7 +30,7 @@ runner = CliRunner()
 
 
 def invoke(*args: str):
-    result = runner.invoke(app, ["train", *args], catch_exceptions=False)
+    result = runner.invoke(build_app(), ["train", *args], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return result.output
 
@@ -139,7 +139,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, tiny_model):
     }
     for args, message in in_process.items():
         with pytest.raises(UserError, match=message):
-            runner.invoke(app, ["train", *args], catch_exceptions=False)
+            runner.invoke(build_app(), ["train", *args], catch_exceptions=False)
     cases = {
         ("train", "sideways"): "unknown stage",
         ("train", "ppo", "--config", str(renamed), "--model", str(tiny_model), *run): (
@@ -167,7 +167,9 @@ def test_the_model_is_checked_before_anything_is_prepared(tmp_path):
         (str(tmp_path / "empty"), "no config.json there, not a model folder"),
     ):
         with pytest.raises(UserError, match=message):
-            runner.invoke(app, ["train", "ppo", "--model", model, *run], catch_exceptions=False)
+            runner.invoke(
+                build_app(), ["train", "ppo", "--model", model, *run], catch_exceptions=False
+            )
     assert not (tmp_path / "run" / "data").exists()
 
 
@@ -186,7 +188,7 @@ def test_a_training_stage_without_a_gpu_stops_before_launching(tmp_path, tiny_mo
         pytest.skip("this machine has a GPU")
     args = ["train", "ppo", "--config", "ppo_small", "--model", str(tiny_model)]
     with pytest.raises(UserError, match="stage ppo runs on GPUs and none is visible here"):
-        runner.invoke(app, [*args, "--run-dir", str(tmp_path)], catch_exceptions=False)
+        runner.invoke(build_app(), [*args, "--run-dir", str(tmp_path)], catch_exceptions=False)
     assert not (tmp_path / "data").exists()
 
 

@@ -13,8 +13,16 @@ from cuda_agent.sandbox.process.spare import SpareCandidate
 
 
 class _Proc:
-    def __init__(self, number: int, workdir):
+    def __init__(self, number: int, workdir, start_s: float = 0.0):
         self.number, self.workdir, self.closed = number, workdir, False
+        self.start_s, self.killed = start_s, threading.Event()
+
+    def wait_ready(self) -> None:
+        if self.killed.wait(self.start_s):
+            raise RuntimeError("the candidate process died during start")
+
+    def kill(self) -> None:
+        self.killed.set()
 
     def close(self) -> None:
         self.closed = True
@@ -43,7 +51,7 @@ def test_prepare_keeps_depth_processes_starting_and_take_hands_out_the_oldest(tm
     spare.prepare()  # tops up to two again
     second = spare.take()
     assert second is not first
-    spare.close()  # waits for the one still starting
+    spare.close()  # stops the one still starting
     assert len(made) == 3
     assert all(p.closed for p in made if p not in (first, second))
     assert not any(p.workdir.exists() for p in made if p not in (first, second))
@@ -55,6 +63,26 @@ def test_take_without_prepare_starts_one_now(tmp_path):
     proc = spare.take()
     assert proc.number == 0 and len(made) == 1
     spare.close()
+
+
+def test_close_stops_a_process_still_starting_without_waiting_for_its_start(tmp_path):
+    made = []
+
+    def make():
+        made.append(_Proc(len(made), tmp_path / f"run{len(made)}", start_s=30.0))
+        made[-1].workdir.mkdir()
+        return made[-1]
+
+    spare = SpareCandidate(make, depth=1)
+    spare.prepare()
+    while not made:
+        time.sleep(0.01)
+    began = time.perf_counter()
+    spare.close()
+    assert time.perf_counter() - began < 5  # not the 30 s its start would take
+    assert made[0].killed.is_set() and made[0].closed and not made[0].workdir.exists()
+    spare.prepare()  # a closed spare starts nothing more
+    assert len(made) == 1
 
 
 def test_a_process_that_failed_to_start_raises_on_take_and_close_still_works(tmp_path):

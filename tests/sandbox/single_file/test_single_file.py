@@ -79,6 +79,10 @@ def test_honest_form_compiles(env, folder):
         assert "built 0 extension" not in verdict.message, verdict.message
     if _expect(folder).get("narrowed"):  # the canonical forms never pay for all of torch
         assert "against the narrow torch prelude" in verdict.message, verdict.message
+    # sources written as literals are read from the text and built while the process starts:
+    # the call the process then made was exactly the one read
+    ahead = "read from the file's text and built while its process started"
+    assert (ahead in verdict.message) == _expect(folder).get("ahead", True), verdict.message
     note = _expect(folder).get("note")
     if note:
         assert any(note in n for n in verdict.notes), verdict.notes

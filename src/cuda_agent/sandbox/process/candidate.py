@@ -62,12 +62,23 @@ class CandidateProcess:
         )
         start_process(self.proc)
         child_end.close()
+        self._began = began
+        self.layers: dict[str, bool] = {}
+        self.startup_s: dict[str, float] = {}
+
+    def wait_ready(self) -> None:
+        """Wait for the process to finish its start (CUDA, the GPU trace, the confinement);
+        raises CandidateFailure where it died or took longer than the request timeout."""
         # No memory watch while it starts: only harness code runs then, and the watch (a scan of
         # the process table every 50 ms) would hold the GIL in a thread beside another round's
         # timed calls while a spare starts.
-        ready = self._receive("start", timeout_s, watch_memory=False)
+        ready = self._receive("start", self.timeout_s, watch_memory=False)
         self.layers = ready.layers
-        self.startup_s = _startup_steps(began, ready.stamps, time.time())
+        self.startup_s = _startup_steps(self._began, ready.stamps, time.time())
+
+    def kill(self) -> None:
+        """End the process at once, started or not (wait_ready then fails)."""
+        kill_tree(self.proc)
 
     def request(self, request: Request, timeout_s: float | None = None) -> Answer:
         """Send one request; its answer, or CandidateFailure."""

@@ -19,6 +19,7 @@ from cuda_agent.sandbox.build.toolchain import Toolchain
 from cuda_agent.sandbox.check.inputs import init_inputs, load_program, secret_seed
 from cuda_agent.sandbox.config import EnvConfig
 from cuda_agent.sandbox.outcome import Compiled, Failure, Head, to_verdict
+from cuda_agent.sandbox.single_file.ahead import literal_calls
 from cuda_agent.sandbox.single_file.compile_stage import compile_in_child
 from cuda_agent.sandbox.single_file.extensions import ExtensionBuilder
 from cuda_agent.sandbox.single_file.guard import check_file, lazy_in_forward
@@ -55,10 +56,15 @@ def evaluate_single_file(
     if why is not None:
         return to_verdict(head, Failure(Status.INVALID, why), False)
     builder = ExtensionBuilder(toolchain(), config.cache_dir, config.build_timeout_s, head.notes)
-    if has_gpu and stage != Stage.COMPILE:
-        verdict = run_on_gpu(builder)
-        return verdict.model_copy(update={"seconds": {**verdict.seconds, "build": builder.seconds}})
-    return _compile_stage(task, solution, stage, head, config, builder, has_gpu)
+    builder.ahead(literal_calls(solution.source))  # built while the process starts
+    try:
+        if has_gpu and stage != Stage.COMPILE:
+            verdict = run_on_gpu(builder)
+            seconds = {**verdict.seconds, "build": builder.seconds}
+            return verdict.model_copy(update={"seconds": seconds})
+        return _compile_stage(task, solution, stage, head, config, builder, has_gpu)
+    finally:
+        builder.finish()
 
 
 def _compile_stage(task, solution, stage, head, config, builder, has_gpu: bool) -> Verdict:

@@ -8,6 +8,7 @@ process is never told, so it cannot catch the refusal and fall back to something
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from cuda_agent.sandbox.build.toolchain import Toolchain
@@ -15,8 +16,8 @@ from cuda_agent.sandbox.guard.runtime import kernel_names
 from cuda_agent.sandbox.outcome import Failure
 from cuda_agent.sandbox.process.candidate import CandidateFailure
 from cuda_agent.sandbox.process.messages import ExtensionBuilt, ExtensionCall
-from cuda_agent.sandbox.single_file.build import build_call, lay_out
-from cuda_agent.sandbox.single_file.flags import read_flags
+from cuda_agent.sandbox.single_file.build import ExtensionBuild, Sources, build_call, lay_out
+from cuda_agent.sandbox.single_file.flags import Flags, read_flags
 from cuda_agent.sandbox.single_file.guard import check_call
 from cuda_agent.sandbox.verdict import Status
 
@@ -37,7 +38,8 @@ class ExtensionRefused(CandidateFailure):
 class ExtensionBuilder:
     """Callable on each ExtensionCall of one evaluation; what it built is kept for the verdict:
     the kernels the extensions define (the runtime guard looks for them), notes (architecture
-    flags replaced), the build's seconds and the calls seen."""
+    flags replaced), the build's seconds and the calls seen. `ahead` starts building calls read
+    from the file's text before its process asks (ahead.py); `finish` waits for those."""
 
     def __init__(self, toolchain: Toolchain, cache_dir: Path, timeout_s: float, notes: list[str]):
         self.toolchain = toolchain
@@ -49,7 +51,33 @@ class ExtensionBuilder:
         self.compiled: list[str] = []
         self.reused: list[str] = []
         self.narrowed: list[str] = []
+        self.built_ahead: list[str] = []
         self.seconds = 0.0
+        self._ahead: dict[ExtensionCall, Future] = {}
+        self._pool: ThreadPoolExecutor | None = None
+
+    def ahead(self, calls: list[ExtensionCall]) -> None:
+        """Start building `calls` in the background (one at a time, each call's units side by
+        side); a call the guard refuses is not built."""
+        for call in calls[:MAX_CALLS]:
+            if call in self._ahead:
+                continue
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="cuda-agent-build-ahead")
+            self._ahead[call] = self._pool.submit(self._build_ahead, call)
+
+    def finish(self) -> None:
+        """Wait for the builds started ahead (a build never runs on beside the next evaluation's
+        timing)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+
+    def _build_ahead(self, call: ExtensionCall) -> ExtensionBuild | None:
+        try:
+            label, flags, sources = self._checked(call)
+        except ExtensionRefused:
+            return None
+        return build_call(sources, flags, self.toolchain, self.cache_dir, self.timeout_s)
 
     def __call__(self, call: ExtensionCall) -> ExtensionBuilt:
         _check_types(call)
@@ -57,29 +85,15 @@ class ExtensionBuilder:
             raise ExtensionRefused(
                 Failure(Status.INVALID, f"asks for more than {MAX_CALLS} distinct extensions")
             )
-        label = f"{call.api}({call.name!r})"
+        label, flags, sources = self._checked(call)
         self.calls.append(label)
-        tc = self.toolchain
-        flags = read_flags(
-            call.extra_cflags, call.extra_cuda_cflags, call.extra_ldflags,
-            call.extra_include_paths, tc.arch,
-        )  # fmt: skip
-        violations = check_call(call) + [
-            f"{label} passes {f}, which the harness does not allow (it could run or link code "
-            "the guard never read); use optimisation flags and -D macros only"
-            for f in flags.refused
-        ]
-        if violations:
-            message = "the static guard rejected an extension's sources (see violations)"
-            raise ExtensionRefused(Failure(Status.VIOLATION, message, tuple(violations)))
-        try:
-            sources = lay_out(call)
-        except KeyError as err:
-            raise ExtensionRefused(
-                Failure(Status.INVALID, f"{label}: source {err} was not written")
-            ) from None
         self.notes += [f"{label}: {n}" for n in flags.notes if n not in self.notes]
-        result = build_call(sources, flags, tc, self.cache_dir, self.timeout_s)
+        future = self._ahead.get(call)
+        result = future.result() if future is not None else None
+        if result is None:
+            result = build_call(sources, flags, self.toolchain, self.cache_dir, self.timeout_s)
+        else:
+            self.built_ahead.append(label)
         self.seconds += result.seconds
         self.compiled += [f"{call.name}/{n}" for n in result.compiled]
         self.reused += [f"{call.name}/{n}" for n in result.reused]
@@ -90,13 +104,41 @@ class ExtensionBuilder:
         path = str(result.so_path) if result.so_path is not None else None
         return ExtensionBuilt(so_path=path, module_name=result.module_name)
 
+    def _checked(self, call: ExtensionCall) -> tuple[str, Flags, Sources]:
+        """(label, flags, sources) of a call the guard accepts; raises ExtensionRefused."""
+        label = f"{call.api}({call.name!r})"
+        flags = read_flags(
+            call.extra_cflags, call.extra_cuda_cflags, call.extra_ldflags,
+            call.extra_include_paths, self.toolchain.arch,
+        )  # fmt: skip
+        violations = check_call(call) + [
+            f"{label} passes {f}, which the harness does not allow (it could run or link code "
+            "the guard never read); use optimisation flags and -D macros only"
+            for f in flags.refused
+        ]
+        if violations:
+            message = "the static guard rejected an extension's sources (see violations)"
+            raise ExtensionRefused(Failure(Status.VIOLATION, message, tuple(violations)))
+        try:
+            return label, flags, lay_out(call)
+        except KeyError as err:
+            raise ExtensionRefused(
+                Failure(Status.INVALID, f"{label}: source {err} was not written")
+            ) from None
+
     def summary(self) -> str:
         narrowed = ", ".join(self.narrowed)
         narrowed = f"; against the narrow torch prelude: {narrowed}" if narrowed else ""
+        ahead = (
+            f"; {len(self.built_ahead)} read from the file's text and built while its process "
+            "started"
+            if self.built_ahead
+            else ""
+        )
         return (
             f"built {len(self.calls)} extension(s) ({', '.join(self.calls) or 'none'}): compiled "
             f"{len(self.compiled)} file(s), reused {len(self.reused)} from cache "
-            f"in {self.seconds:.1f} s{narrowed}"
+            f"in {self.seconds:.1f} s{narrowed}{ahead}"
         )
 
 

@@ -67,17 +67,7 @@ def install(ask: Callable[[ExtensionCall], ExtensionBuilt]) -> None:
     def load_inline(*args, **kwargs):
         a = _bound(inline_sig, args, kwargs)
         _refuse_unsupported(a, "load_inline")
-        return answer(
-            ExtensionCall(
-                api="load_inline",
-                name=str(a["name"]),
-                cpp_sources=_strings(a["cpp_sources"]),
-                cuda_sources=_strings(a.get("cuda_sources")),
-                functions=_functions(a.get("functions")),
-                files=(),
-                **_options(a),
-            )
-        )
+        return answer(inline_call(a))
 
     def load(*args, **kwargs):
         a = _bound(load_sig, args, kwargs)
@@ -101,6 +91,20 @@ def install(ask: Callable[[ExtensionCall], ExtensionBuilt]) -> None:
     load.__doc__ = cpp_extension.load.__doc__
     cpp_extension.load_inline = load_inline
     cpp_extension.load = load
+
+
+def inline_call(a: dict) -> ExtensionCall:
+    """The ExtensionCall of load_inline's bound arguments (`a`: name -> value, defaults
+    applied), normalised as the parent builds it."""
+    return ExtensionCall(
+        api="load_inline",
+        name=str(a["name"]),
+        cpp_sources=_strings(a["cpp_sources"]),
+        cuda_sources=_strings(a.get("cuda_sources")),
+        functions=_functions(a.get("functions")),
+        files=(),
+        **_options(a),
+    )
 
 
 def _import(built: ExtensionBuilt) -> ModuleType:
