@@ -145,7 +145,7 @@ if [ "$what" = rl ]; then
   # veRL's stack from .whl/ (RL=1 scripts/fetch_gpu_wheels.sh): its wheels and Ray's packed tree
   # in one folder; then the gpu-marked RL tests (default tests/rl), among them the stages in order
   # on the tiny model
-  if ! python3 -c "import verl" 2>/dev/null; then
+  if ! python3 -c "import verl, ray" 2>/dev/null; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
       --target /tmp/site .whl/*.whl || status=1
     for packed in .whl/*.site.tar.xz; do tar -xJf "$packed" -C /tmp/site || status=1; done

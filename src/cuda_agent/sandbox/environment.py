@@ -38,6 +38,7 @@ from cuda_agent.sandbox.retry import (
     evaluate_again_alone,
     harness_out_of_memory,
 )
+from cuda_agent.sandbox.single_file.build import ensure_binding_pch
 from cuda_agent.sandbox.single_file.evaluate import evaluate_single_file
 from cuda_agent.sandbox.single_file.extensions import ExtensionBuilder
 from cuda_agent.sandbox.single_file.submission import SingleFileSolution
@@ -95,11 +96,12 @@ class Environment:
         return self._toolchain
 
     def warm_up(self) -> threading.Thread:
-        """Build the precompiled torch header, start the fork server and one candidate process,
-        in the background."""
+        """Build the precompiled torch headers (a workspace's bindings', a single file's
+        module's), start the fork server and one candidate process, in the background."""
 
         def work():
             ensure_pch(self.toolchain, self.config.cache_dir)
+            ensure_binding_pch(self.toolchain, self.config.cache_dir)
             if self._ctx is not None:
                 from multiprocessing import forkserver
 

@@ -18,14 +18,22 @@ PCH_HEADER = "torch_extension.h"  # what -include names: a sentinel that fails w
 PCH_UNUSED = "cuda-agent: the precompiled header was not used"
 
 
-def ensure_pch(toolchain: Toolchain, cache_dir: str | Path, timeout_s: float = 900) -> Path | None:
+def ensure_pch(
+    toolchain: Toolchain,
+    cache_dir: str | Path,
+    timeout_s: float = 900,
+    searched_first: Path | None = None,
+) -> Path | None:
     """The header to pass with `-include` so that <torch/extension.h> comes precompiled; built
     once per host toolchain under a lock and checked to load. None where that failed.
+    `searched_first`: a folder of stand-ins for torch's headers (the single-file binding
+    prelude), searched before torch's own when the header is built and wherever it is used.
 
     The .gch sits next to a sentinel header that is an #error: if gcc ever skipped the .gch
     (other flags, a moved file), the compile fails loudly and the build retries without it,
     instead of silently paying for the full headers."""
-    folder = Path(cache_dir) / "pch" / toolchain.host_key()
+    variant = f"-{searched_first.name}" if searched_first is not None else ""
+    folder = Path(cache_dir) / "pch" / f"{toolchain.host_key()}{variant}"
     header, ready, failed = folder / PCH_HEADER, folder / "ready", folder / "failed"
     if ready.exists() or failed.exists():
         return header if ready.exists() else None
@@ -34,7 +42,8 @@ def ensure_pch(toolchain: Toolchain, cache_dir: str | Path, timeout_s: float = 9
         if ready.exists() or failed.exists():
             return header if ready.exists() else None
         deadline = time.monotonic() + timeout_s
-        flags = [toolchain.cxx, *toolchain.host_flags()]
+        first = [f"-I{searched_first}"] if searched_first is not None else []
+        flags = [toolchain.cxx, *first, *toolchain.host_flags()]
         (folder / "pch_source.h").write_text("#include <torch/extension.h>\n")
         tmp = folder / f".{PCH_HEADER}.{os.getpid()}.gch"
         proc = run_compiler(

@@ -2,7 +2,7 @@
 
 In the child, `trace_forward` runs one forward under a TorchDispatchMode (which sees every aten op
 the call dispatches, whether Python or the extension's C++ called it) and, optionally, under the
-profiler (which sees every GPU kernel, including ATen's own kernels called around the
+GPU trace (which sees every GPU kernel, including ATen's own kernels called around the
 dispatcher). In the parent, `judge_trace` turns the trace into violations.
 """
 
@@ -12,10 +12,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from cuda_agent.sandbox.timing.call import synchronize
+from cuda_agent.sandbox.timing.gpu_work import GpuRecorder
 
 # aten ops a candidate may dispatch: allocation, views, metadata. Everything else is compute.
 ALLOWED_OPS = frozenset(
@@ -55,22 +55,19 @@ class _OpRecorder(TorchDispatchMode):
 
 
 def trace_forward(fn, inputs: list, with_kernels: bool):
-    """(output, Trace) of one call, recorded at the dispatcher and (optionally) the profiler."""
+    """(output, Trace) of one call, recorded at the dispatcher and (optionally) by the GPU trace
+    the timed calls use (gpu_work.py: CUPTI through kineto, started once per process; torch's
+    profiler object would add seconds of its own set-up to the first call). A trace stopped by
+    the call raises GpuTraceTampered."""
     trace = Trace()
     if with_kernels:
-        try:
-            from torch.profiler import ProfilerActivity, profile
-
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                with _OpRecorder(trace.ops):
-                    out = fn(*inputs)
-                synchronize()
-            trace.kernels = [
-                e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
-            ]
-            return out, trace
-        except RuntimeError:
-            trace.ops.clear()  # the profiler is unavailable here; trace at the dispatcher alone
+        with GpuRecorder() as recording:
+            with _OpRecorder(trace.ops):
+                out = fn(*inputs)
+            synchronize()
+        if recording.work is not None:
+            trace.kernels = list(recording.work.kernels)
+        return out, trace
     with _OpRecorder(trace.ops):
         out = fn(*inputs)
     synchronize()

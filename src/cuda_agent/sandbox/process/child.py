@@ -240,13 +240,9 @@ class _State:
 
 
 def _start_profiler(device: torch.device) -> bool:
-    """Start the GPU trace of timed calls, and warm the one verification takes, before
-    confinement (CUPTI's start-up opens files). The verification trace's first use costs 4 s
-    on the H200, which a spare process pays before its round, not inside it."""
-    if not start_recording_once(device):
-        return False
-    trace_forward(lambda: torch.ones(1, device=device).add_(1), [], with_kernels=True)
-    return True
+    """Start the GPU trace that verification's kernel check and the timed calls read, before
+    confinement (CUPTI's start-up opens files)."""
+    return start_recording_once(device)
 
 
 class _InterfaceError(Exception):

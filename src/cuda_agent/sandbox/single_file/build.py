@@ -3,12 +3,12 @@
 The sources are laid out as torch's own builder lays them out (main.cpp with <torch/extension.h>
 first and the bindings `functions=` asks for; cuda.cu with torch's types and the CUDA runtime
 first), then compiled with the harness's toolchain, the units side by side: main.cpp by the host
-compiler with the precompiled torch header, .cu files by nvcc with torch's include folders and
-torch's own nvcc defines, for this GPU's architecture, first against the narrow torch prelude
-where it may serve (prelude.py). Objects are cached by content (source, headers, toolchain,
-flags) and so is the linked module, whose init is aliased to a name of its own, as workspace
-builds are (build/extension.py): the same sources never build twice, and two extensions in one
-process never collide.
+compiler, .cu files by nvcc with torch's include folders and torch's own nvcc defines, for this
+GPU's architecture; each first against the narrow torch prelude where it may serve (prelude.py),
+else as written (main.cpp on the precompiled torch header). Objects are cached by content
+(source, headers, toolchain, flags) and so is the linked module, whose init is aliased to a name
+of its own, as workspace builds are (build/extension.py): the same sources never build twice,
+and two extensions in one process never collide.
 """
 
 from __future__ import annotations
@@ -78,6 +78,11 @@ def lay_out(call: ExtensionCall) -> Sources:
         head = ["#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"]
         cuda["cuda.cu"] = "\n".join([*head, *call.cuda_sources])
     return Sources(cpp={"main.cpp": "\n".join(cpp)}, cuda=cuda, headers={})
+
+
+def ensure_binding_pch(tc: Toolchain, cache: Path) -> Path | None:
+    """The binding prelude precompiled (once per host toolchain and prelude version)."""
+    return ensure_pch(tc, cache, searched_first=prelude_folder(cache, binding=True))
 
 
 def module_init(sources: Sources) -> str | None:
@@ -160,29 +165,34 @@ class _Work:
     headers: dict[str, str]
 
     def unit(self, unit: tuple[str, str, list[str]], key: str) -> tuple[Path, str, str]:
-        """(object, "reused" | "compiled", error) of one unit. A CUDA unit the prelude may
-        serve is tried so first, unless that failed before; then as written."""
+        """(object, "reused" | "compiled", error) of one unit. A unit the prelude may serve (a
+        CUDA unit the CUDA prelude, the C++ unit the binding prelude) is tried so first,
+        unless that failed before; then as written (C++ on the precompiled header)."""
         name, text, cmd = unit
         obj = _object(self.cache, key)
         if obj.exists():
             return obj, "reused", ""
-        if cmd[0] == self.tc.nvcc and eligible(text, self.headers):
+        binding = cmd[0] == self.tc.cxx
+        if eligible(text, self.headers, binding):
             narrow_obj = _object(self.cache, _key("narrow", VERSION, key), _NARROW)
             failed = narrow_obj.with_suffix(".failed")
             if narrow_obj.exists():
                 return narrow_obj, "reused", ""
             if not failed.exists():
-                ncmd = [cmd[0], f"-I{prelude_folder(self.cache)}", *cmd[1:]]
-                error = _compile(name, ncmd, narrow_obj, self.root, None, self.deadline)
+                folder = prelude_folder(self.cache, binding)
+                ncmd = [cmd[0], f"-I{folder}", *cmd[1:]]
+                pch = self._pch(folder) if binding else None
+                error = _compile(name, ncmd, narrow_obj, self.root, pch, self.deadline)
                 if not error:
                     return narrow_obj, "compiled", ""
                 if "timed out" not in error:  # a timeout says nothing about the prelude
                     failed.write_text(error)
-        pch = None
-        if cmd[0] == self.tc.cxx:
-            remaining = max(1.0, self.deadline - time.monotonic())
-            pch = ensure_pch(self.tc, self.cache, timeout_s=remaining)
+        pch = self._pch() if binding else None
         return obj, "compiled", _compile(name, cmd, obj, self.root, pch, self.deadline)
+
+    def _pch(self, searched_first: Path | None = None) -> Path | None:
+        remaining = max(1.0, self.deadline - time.monotonic())
+        return ensure_pch(self.tc, self.cache, remaining, searched_first)
 
 
 def _compile(name, cmd, obj: Path, root: Path, pch: Path | None, deadline: float) -> str:

@@ -11,10 +11,19 @@ folder of stand-ins searched before torch's own); the source text is untouched. 
 not compile, the source is compiled as written, and the failure is remembered so later builds go
 straight there.
 
-Not eligible, always compiled as written: sources that define Python bindings (pybind11's
-casters for tensors live in the full headers; without them a binding would compile and fail only
-when called), torch operators, or ask for gradients (torch::empty with requires_grad is torch's
-autograd factory; at::empty, which the prelude's torch:: resolves to, refuses that option).
+Not eligible, always compiled as written: CUDA sources that define Python bindings (pybind11's
+casters for tensors are not in the CUDA prelude; without them a binding would compile and fail
+only when called), torch operators, or ask for gradients (torch::empty with requires_grad is
+torch's autograd factory; at::empty, which the prelude's torch:: resolves to, refuses that option).
+
+The C++ unit that defines the module (load_inline's main.cpp: <torch/extension.h>, the
+declarations and the bindings) has a prelude of its own, the binding prelude: the same part of
+torch plus pybind11 with every type caster torch's full headers define (torch/csrc/utils/pybind.h
+holds them all, pybind11's STL casters included) and torch::wrap_pybind_function. Even
+precompiled, the full headers cost such a unit 10-14 s, most of it code generated for their
+inline functions; against the binding prelude it takes about half. Such a unit may use pybind11;
+torch operators, gradients, Python's C API and torch's internals still send it to the full
+headers.
 """
 
 from __future__ import annotations
@@ -28,8 +37,12 @@ from cuda_agent.sandbox.build.compiler import locked
 
 UMBRELLAS = ("torch/extension.h", "torch/types.h", "torch/torch.h", "torch/all.h", "ATen/ATen.h")
 PRELUDE = "cuda_agent_torch_prelude.h"
+BINDING = "cuda_agent_torch_binding.h"
 _NOT_ELIGIBLE = re.compile(
     r"PYBIND11|pybind11|\bpy::|TORCH_LIBRARY|requires_grad|Python\.h|torch/csrc|torch/python\.h"
+)
+_NOT_ELIGIBLE_BINDING = re.compile(
+    r"TORCH_LIBRARY|requires_grad|Python\.h|torch/csrc|torch/python\.h"
 )
 _TEXT = """\
 #pragma once
@@ -77,29 +90,44 @@ constexpr auto kF32 = kFloat32;
 constexpr auto kF64 = kFloat64;
 }  // namespace torch
 """
-VERSION = hashlib.sha256(_TEXT.encode() + "\0".join(UMBRELLAS).encode()).hexdigest()[:16]
+_BINDING_TEXT = f"""\
+#pragma once
+// The narrow prelude, and Python bindings of functions on tensors (see the harness's
+// single_file/prelude.py): pybind11 with torch's type casters, and wrap_pybind_function.
+#include <{PRELUDE}>
+#include <torch/csrc/Exceptions.h>
+#include <torch/csrc/utils/pybind.h>
+"""
+VERSION = hashlib.sha256("\0".join((_TEXT, _BINDING_TEXT, *UMBRELLAS)).encode()).hexdigest()[:16]
 
 
-def eligible(unit_text: str, headers: dict[str, str]) -> bool:
-    """Whether a CUDA unit may be tried against the prelude: it (or a header written beside it)
-    reaches torch through an umbrella header and uses nothing the prelude cannot stand in for."""
+def eligible(unit_text: str, headers: dict[str, str], binding: bool = False) -> bool:
+    """Whether a unit may be tried against the prelude (`binding`: the C++ unit that defines the
+    module, against the binding prelude): it (or a header written beside it) reaches torch
+    through an umbrella header and uses nothing the prelude cannot stand in for."""
     texts = [unit_text, *headers.values()]
-    if any(_NOT_ELIGIBLE.search(t) for t in texts):
+    refused = _NOT_ELIGIBLE_BINDING if binding else _NOT_ELIGIBLE
+    if any(refused.search(t) for t in texts):
         return False
     return any(f"{u}>" in t or f'{u}"' in t for t in texts for u in UMBRELLAS)
 
 
-def prelude_folder(cache: Path) -> Path:
-    """The folder to search first (-I) for the prelude's stand-ins, written once per version."""
-    folder = cache / "prelude" / VERSION
+def prelude_folder(cache: Path, binding: bool = False) -> Path:
+    """The folder to search first (-I) for the prelude's stand-ins (`binding`: the binding
+    prelude's), written once per version."""
+    folder = cache / "prelude" / (f"{VERSION}-binding" if binding else VERSION)
     if (folder / "ready").exists():
         return folder
     folder.mkdir(parents=True, exist_ok=True)
     with locked(folder / "lock"):
         if not (folder / "ready").exists():
             _write(folder / PRELUDE, _TEXT)
+            top = PRELUDE
+            if binding:
+                _write(folder / BINDING, _BINDING_TEXT)
+                top = BINDING
             for umbrella in UMBRELLAS:
-                _write(folder / umbrella, f"#pragma once\n#include <{PRELUDE}>\n")
+                _write(folder / umbrella, f"#pragma once\n#include <{top}>\n")
             (folder / "ready").write_text(VERSION)
     return folder
 
