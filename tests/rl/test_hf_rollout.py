@@ -47,7 +47,7 @@ def lookup(env_extra: dict) -> subprocess.CompletedProcess:
 
 
 def test_veRL_finds_the_backend_only_through_its_external_modules_variable():
-    found = lookup({"VERL_USE_EXTERNAL_MODULES": "cuda_agent.rl.hf_rollout"})
+    found = lookup({"VERL_USE_EXTERNAL_MODULES": "cuda_agent.rl.worker_plugins"})
     assert found.returncode == 0, found.stderr[-2000:]
     assert found.stdout.split() == ["HFReplica", "HFServerAdapter"]
     missing = lookup({})

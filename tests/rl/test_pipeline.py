@@ -46,7 +46,7 @@ def test_each_stage_starts_from_the_previous_stages_merged_model(tmp_path):
     assert option(commands["ppo"], "--config") == "ppo_1gpu"
     assert option(commands["rft"], "--trajectories") == str(tmp_path / "episodes")
     backend = "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES="
-    assert all(f"{backend}cuda_agent.rl.hf_rollout" in commands[s] for s in ("warmup", "ppo"))
+    assert all(f"{backend}cuda_agent.rl.worker_plugins" in commands[s] for s in ("warmup", "ppo"))
     metrics = "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_FILE_LOGGER_PATH="
     assert f"{metrics}{tmp_path / 'run' / 'metrics' / 'value.jsonl'}" in commands["value"]
     merges = {s.name: merge_command(s, "SHARDS") for s in p.stages}

@@ -3,8 +3,8 @@
 For one-GPU runs and tests, where vLLM or SGLang cannot be installed; they stay the production
 path. Importing this module registers the backend with veRL in that process, so every Ray worker
 must import it: veRL imports the modules named in `VERL_USE_EXTERNAL_MODULES` when it is itself
-imported (`VERL_USE_EXTERNAL_MODULES=cuda_agent.rl.hf_rollout`, which `cuda-agent train` sets for
-a stage whose rollout is `hf`).
+imported (`VERL_USE_EXTERNAL_MODULES=cuda_agent.rl.worker_plugins`, which imports this module
+and which the pipeline sets for every stage).
 
 Three pieces, as veRL's vLLM backend has them:
 - `HFServer`, a Ray actor holding the model (`cuda_agent.rl.hf_generate`): the server handle

@@ -37,7 +37,7 @@ from cuda_agent.errors import UserError
 from cuda_agent.rl.gpu_memory import PeakGpuMemory
 
 ORDER = ("warmup", "rft", "value", "ppo")
-EXTERNAL_MODULES = "cuda_agent.rl.hf_rollout"
+EXTERNAL_MODULES = "cuda_agent.rl.worker_plugins"
 
 
 @dataclass(frozen=True)
