@@ -45,18 +45,15 @@ def literal_calls(source: str) -> list[ExtensionCall]:
         tree = ast.parse(source)
     except SyntaxError:
         return []
-    signature = _SIGNATURE
     module_names = _bindings(tree.body)
     calls: list[ExtensionCall] = []
     for scope, node in _load_inline_calls(tree):
+        if _spread(node):
+            continue
         names = {**module_names, **_bindings(scope.body)} if scope is not tree else module_names
         try:
-            bound = signature.bind(*node.args, **{k.arg: k.value for k in node.keywords})
+            bound = _SIGNATURE.bind(*node.args, **{k.arg: k.value for k in node.keywords})
         except TypeError:
-            continue
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(
-            k.arg is None for k in node.keywords
-        ):
             continue
         bound.apply_defaults()
         try:
@@ -90,6 +87,13 @@ def _load_inline_calls(tree: ast.Module):
             scopes.pop()
 
     yield from visit(tree)
+
+
+def _spread(call: ast.Call) -> bool:
+    """Whether a call passes *args or **kwargs (what they hold is not read)."""
+    return any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    )
 
 
 def _called_name(func: ast.expr) -> str | None:
@@ -176,9 +180,7 @@ def _formatted(part: ast.expr, names: dict[str, ast.expr], depth: int) -> str:
 
 def _called(node: ast.Call, names: dict[str, ast.expr], depth: int):
     """`str.format`, `str.join`, `str.strip` and `textwrap.dedent` of literal values."""
-    if any(isinstance(a, ast.Starred) for a in node.args) or any(
-        k.arg is None for k in node.keywords
-    ):
+    if _spread(node):
         raise _Unknown
     args = [_value(a, names, depth) for a in node.args]
     kwargs = {k.arg: _value(k.value, names, depth) for k in node.keywords}
