@@ -192,7 +192,7 @@ class ExtensionCall:
 class ErrorKind(StrEnum):
     """Whose fault a request's error is, as the child tells it apart."""
 
-    TAMPER = "tamper"  # the GPU trace around a timed call was stopped: a violation
+    TAMPER = "tamper"  # the GPU trace around a timed or traced call was stopped: a violation
     INTERFACE = "interface"  # ModelNew lacks Model's constructor or state_dict: invalid
     HARNESS = "harness"  # the harness's own allocation ran out of GPU memory
     OOM = "oom"  # the candidate's code ran out of GPU memory (its fault only alone on the GPU)
