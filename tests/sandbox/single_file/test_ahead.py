@@ -114,3 +114,9 @@ def test_unbindable_or_spread_calls_and_bad_syntax_are_not_read():
 def test_the_same_call_twice_is_read_once():
     line = "load_inline('e', 'int f();', functions=['f'])\n"
     assert len(literal_calls(HEAD + "e1 = " + line + "e2 = " + line)) == 1
+
+
+def test_a_parameter_hides_the_module_name_of_the_same_name():
+    body = "def make(src):\n    return load_inline('e', src, functions=['f'])\n"
+    text = HEAD + "src = 'int f();'\n" + body
+    assert literal_calls(text) == []

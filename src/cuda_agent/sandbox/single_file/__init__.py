@@ -9,7 +9,8 @@ with its own toolchain and cache and answers with the module's path.
     guard.py          the static guard in this shape: the file's Python, each call's sources
     flags.py          a call's extra flags as the harness's build takes them (arch replaced)
     build.py          one call's sources laid out as torch does, compiled and linked, cached
-    prelude.py        the narrow torch prelude CUDA sources are first compiled against
+    prelude.py        the narrow torch preludes units are first compiled against
+    ahead.py          the load_inline calls the file's text fixes, built before asked for
     extensions.py     the parent's answers to one evaluation's calls (ExtensionBuilder)
     hook.py           in the candidate's process: load_inline and load replaced
     child_load.py     in the candidate's process: the file imported with the hooks in place

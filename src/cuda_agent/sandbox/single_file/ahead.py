@@ -106,13 +106,16 @@ def _called_name(func: ast.expr) -> str | None:
 
 def _bindings(body: list[ast.stmt]) -> dict[str, ast.expr]:
     """Names a block binds exactly once, by plain assignment, to their expression; a name
-    bound twice, or also bound otherwise (augmented, in a loop, imported), is left out."""
+    bound twice, or also bound otherwise (augmented, in a loop, imported, a parameter), is left
+    out."""
     counts: dict[str, int] = {}
     values: dict[str, ast.expr] = {}
     for stmt in body:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
                 counts[node.id] = counts.get(node.id, 0) + 1
+            elif isinstance(node, ast.arg):  # a parameter hides the module's name
+                counts[node.arg] = counts.get(node.arg, 0) + 1
             elif isinstance(node, ast.alias):
                 name = (node.asname or node.name).split(".")[0]
                 counts[name] = counts.get(name, 0) + 1

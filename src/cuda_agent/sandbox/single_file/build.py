@@ -54,7 +54,7 @@ class ExtensionBuild:
     log: str = ""
     compiled: tuple[str, ...] = ()
     reused: tuple[str, ...] = ()
-    narrowed: tuple[str, ...] = ()  # CUDA units compiled against the narrow prelude
+    narrowed: tuple[str, ...] = ()  # units compiled against a prelude (prelude.py)
     seconds: float = 0.0
 
 
@@ -129,8 +129,8 @@ def build_call(
         # is one process, and a cold build is as long as the longest of them
         with ThreadPoolExecutor(max_workers=len(units)) as pool:
             done = list(pool.map(work.unit, units, keys))
-        objects = [obj for obj, _, _ in done]
-        errors = [error for _, _, error in done if error]
+        objects = [u.obj for u in done]
+        errors = [u.error for u in done if u.error]
         so = None
         if not errors and tc.can_link:
             so, error = _link(objects, flags.libraries, module_name, init, tc, cache, root,
@@ -142,16 +142,22 @@ def build_call(
         so_path=so,
         module_name=module_name,
         log="\n\n".join(errors),
-        compiled=tuple(n for n, (_, how, _) in zip(names, done, strict=True) if how != "reused"),
-        reused=tuple(n for n, (_, how, _) in zip(names, done, strict=True) if how == "reused"),
-        narrowed=tuple(
-            n for n, (o, _, e) in zip(names, done, strict=True) if not e and _NARROW in o.name
-        ),
+        compiled=tuple(n for n, u in zip(names, done, strict=True) if not u.reused),
+        reused=tuple(n for n, u in zip(names, done, strict=True) if u.reused),
+        narrowed=tuple(n for n, u in zip(names, done, strict=True) if u.narrow),
         seconds=time.perf_counter() - start,
     )
 
 
-_NARROW = "-narrow"  # in the object's name: compiled against the prelude
+@dataclass(frozen=True)
+class _Unit:
+    """What became of one unit: its object, whether the cache had it, whether it is the
+    prelude's build, and the compiler's error ("" when none)."""
+
+    obj: Path
+    reused: bool
+    narrow: bool = False
+    error: str = ""
 
 
 @dataclass(frozen=True)
@@ -164,31 +170,31 @@ class _Work:
     deadline: float
     headers: dict[str, str]
 
-    def unit(self, unit: tuple[str, str, list[str]], key: str) -> tuple[Path, str, str]:
-        """(object, "reused" | "compiled", error) of one unit. A unit the prelude may serve (a
+    def unit(self, unit: tuple[str, str, list[str]], key: str) -> _Unit:
+        """One unit compiled, or found in the cache. A unit the prelude may serve (a
         CUDA unit the CUDA prelude, the C++ unit the binding prelude) is tried so first,
         unless that failed before; then as written (C++ on the precompiled header)."""
         name, text, cmd = unit
         obj = _object(self.cache, key)
         if obj.exists():
-            return obj, "reused", ""
+            return _Unit(obj, reused=True)
         binding = cmd[0] == self.tc.cxx
         if eligible(text, self.headers, binding):
-            narrow_obj = _object(self.cache, _key("narrow", VERSION, key), _NARROW)
+            narrow_obj = _object(self.cache, _key("narrow", VERSION, key), "-narrow")
             failed = narrow_obj.with_suffix(".failed")
             if narrow_obj.exists():
-                return narrow_obj, "reused", ""
+                return _Unit(narrow_obj, reused=True, narrow=True)
             if not failed.exists():
                 folder = prelude_folder(self.cache, binding)
                 ncmd = [cmd[0], f"-I{folder}", *cmd[1:]]
                 pch = self._pch(folder) if binding else None
                 error = _compile(name, ncmd, narrow_obj, self.root, pch, self.deadline)
                 if not error:
-                    return narrow_obj, "compiled", ""
+                    return _Unit(narrow_obj, reused=False, narrow=True)
                 if "timed out" not in error:  # a timeout says nothing about the prelude
                     failed.write_text(error)
         pch = self._pch() if binding else None
-        return obj, "compiled", _compile(name, cmd, obj, self.root, pch, self.deadline)
+        return _Unit(obj, False, error=_compile(name, cmd, obj, self.root, pch, self.deadline))
 
     def _pch(self, searched_first: Path | None = None) -> Path | None:
         remaining = max(1.0, self.deadline - time.monotonic())

@@ -74,7 +74,7 @@ class ExtensionBuilder:
 
     def _build_ahead(self, call: ExtensionCall) -> ExtensionBuild | None:
         try:
-            label, flags, sources = self._checked(call)
+            _, flags, sources = self._checked(call)
         except ExtensionRefused:
             return None
         return build_call(sources, flags, self.toolchain, self.cache_dir, self.timeout_s)
