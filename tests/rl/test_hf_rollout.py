@@ -108,7 +108,10 @@ def test_agent_loop_batch_carries_the_models_exact_log_probs(
     tasks = [load_task(name) for name in (SUCCESS, STUCK)]
     parquet = write_rl_dataset(tasks, tmp_path / "train.parquet", "multi_turn")
     router = get_router_handle(servers={server_name(0): server})
+    ray.get(server.set_global_steps.remote(3))
     out = run_worker(cfg, parquet, tokenizer, router)
+    for versions in ("min_global_steps", "max_global_steps"):  # the trainer's metrics read them
+        assert list(out.non_tensor_batch[versions]) == [3, 3]
     mask = out.batch["response_mask"].bool()
     n = mask.shape[1]
     assert mask.any(dim=1).all()  # every episode has model tokens
@@ -126,7 +129,9 @@ def test_the_adapter_pushes_the_actors_weights_to_the_server(
     )
     prompt = tokenizer.encode("<|im_start|>user\nwrite a relu kernel<|im_end|>\n")
     params = {"temperature": 1.0, "seed": 5, "max_tokens": 32}
+    ray.get(server.set_global_steps.remote(0))
     before = ray.get(server.generate.remote("a", prompt, params))
+    assert before.extra_fields["global_steps"] == 0  # the version the trainer's metrics read
     digest = ray.get(server.weights_digest.remote())
     actor = AutoModelForCausalLM.from_pretrained(tiny_model)
     with torch.no_grad():  # an "updated" actor: every weight moved
@@ -136,6 +141,7 @@ def test_the_adapter_pushes_the_actors_weights_to_the_server(
     assert ray.get(server.status.remote()) == {"weight_updates": 1, "global_steps": 1}
     assert ray.get(server.weights_digest.remote()) != digest
     after = ray.get(server.generate.remote("b", prompt, params))
+    assert after.extra_fields["global_steps"] == 1
     assert after.token_ids != before.token_ids
     ids = torch.tensor([prompt + after.token_ids])
     with torch.no_grad():

@@ -60,6 +60,9 @@ class HFServer:
             token_ids=sampled.token_ids,
             log_probs=sampled.log_probs,
             stop_reason="completed" if sampled.stopped else "length",
+            # the weights' version, as veRL's vLLM server reports it: the trainer reads each
+            # trajectory's first and last version from it (off-policy staleness metrics)
+            extra_fields={"global_steps": self.global_steps},
         )
 
     def _generate(self, prompt_ids, settings):
