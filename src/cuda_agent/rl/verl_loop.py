@@ -250,7 +250,12 @@ class ReplayAgentLoop(_EpisodeLoop):
             previous = list(messages)
             messages.extend(results)
             await stream.add_context(previous, messages, tools)
-        return self._output(stream, replay["reward"], replies, {}, {})
+        # No rollout weights made these tokens: they count as the replaying step's own, which
+        # veRL's trainer reads as each trajectory's first and last weights version.
+        step = kwargs.get("global_steps")  # a row's field: a number or a 0-d tensor
+        step = None if step is None else int(step)
+        versions = {"min_global_steps": step, "max_global_steps": step}
+        return self._output(stream, replay["reward"], replies, {}, versions)
 
     def _reply_tokens(self, assistant: dict) -> list[int]:
         """The tokens the policy generates for `assistant`: the chat template's rendering after

@@ -38,6 +38,7 @@ from cuda_agent.sandbox.retry import (
     evaluate_again_alone,
     harness_out_of_memory,
 )
+from cuda_agent.sandbox.single_file import early as early_build
 from cuda_agent.sandbox.single_file.build import ensure_binding_pch
 from cuda_agent.sandbox.single_file.evaluate import evaluate_single_file
 from cuda_agent.sandbox.single_file.extensions import ExtensionBuilder
@@ -93,6 +94,8 @@ class Environment:
     def toolchain(self) -> Toolchain:
         if self._toolchain is None:
             self._toolchain = find_toolchain(self.config.arch)
+            # the next `cuda-agent eval` of a single file starts its build from this
+            early_build.record(self.config.cache_dir, self.config.arch, self._toolchain)
         return self._toolchain
 
     def warm_up(self) -> threading.Thread:

@@ -32,8 +32,7 @@ def ensure_pch(
     The .gch sits next to a sentinel header that is an #error: if gcc ever skipped the .gch
     (other flags, a moved file), the compile fails loudly and the build retries without it,
     instead of silently paying for the full headers."""
-    variant = f"-{searched_first.name}" if searched_first is not None else ""
-    folder = Path(cache_dir) / "pch" / f"{toolchain.host_key()}{variant}"
+    folder = _folder(toolchain, cache_dir, searched_first)
     header, ready, failed = folder / PCH_HEADER, folder / "ready", folder / "failed"
     if ready.exists() or failed.exists():
         return header if ready.exists() else None
@@ -62,6 +61,16 @@ def ensure_pch(
         if not proc.timed_out:  # a timeout may pass on a quieter machine; other failures not
             failed.write_text(trim_compiler_output(proc.output, folder) or "no compiler output")
         return None
+
+
+def pch_ready(tc: Toolchain, cache_dir: str | Path, searched_first: Path | None = None) -> bool:
+    """Whether ensure_pch would return at once with a header (built before)."""
+    return (_folder(tc, cache_dir, searched_first) / "ready").exists()
+
+
+def _folder(tc: Toolchain, cache_dir: str | Path, searched_first: Path | None) -> Path:
+    variant = f"-{searched_first.name}" if searched_first is not None else ""
+    return Path(cache_dir) / "pch" / f"{tc.host_key()}{variant}"
 
 
 def pch_note(tc: Toolchain, cache: Path) -> str:

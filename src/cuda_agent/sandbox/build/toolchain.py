@@ -49,6 +49,7 @@ class Toolchain:
     libraries: tuple[tuple[str, str], ...]  # (cudart | cublas | cublasLt | cudnn, shared library)
     cxx11_abi: bool
     pybind11_defines: tuple[str, ...]
+    torch_nvcc_flags: tuple[str, ...]  # what torch's extension builder gives every nvcc call
     compat_defines: tuple[str, ...]  # for header sets a CPU wheel ships incomplete
     arch: str  # sm_90, sm_90a, ...
 
@@ -150,6 +151,7 @@ def find_toolchain(arch: str | None = None) -> Toolchain:
         libraries=tuple((n, p) for n, p in libraries.items() if p),
         cxx11_abi=bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)),
         pybind11_defines=_pybind11_defines(torch),
+        torch_nvcc_flags=_torch_nvcc_flags(),
         compat_defines=_compat_defines(torch_include),
         arch=_resolve_arch(arch, torch),
     )
@@ -230,6 +232,12 @@ def _pybind11_defines(torch) -> tuple[str, ...]:
         if value is not None:
             defines.append(f'-DPYBIND11_{name}="{value}"')
     return tuple(defines)
+
+
+def _torch_nvcc_flags() -> tuple[str, ...]:
+    from torch.utils import cpp_extension
+
+    return tuple(cpp_extension.COMMON_NVCC_FLAGS)
 
 
 def _compat_defines(torch_include: Path) -> tuple[str, ...]:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from cuda_agent.sandbox.timing.call import CallTime
 from cuda_agent.sandbox.verdict import Status
+
+if TYPE_CHECKING:  # importing it imports torch; ExtensionCall must be readable before torch
+    from cuda_agent.sandbox.timing.call import CallTime
 
 # ---- requests (parent -> child) ----
 

@@ -13,17 +13,14 @@ warms the cache, and one it makes differently is built when it is asked for.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import re
 import string
 import textwrap
 
-from torch.utils.cpp_extension import load_inline
-
 from cuda_agent.sandbox.process.messages import ExtensionCall
 from cuda_agent.sandbox.single_file.hook import inline_call
-
-_SIGNATURE = inspect.signature(load_inline)  # torch's own, read before anything replaces it
 
 _NEEDED = (
     "name", "cpp_sources", "cuda_sources", "functions", "extra_cflags", "extra_cuda_cflags",
@@ -39,8 +36,18 @@ class _Unknown(Exception):
     """The value is not fixed by the text alone."""
 
 
-def literal_calls(source: str) -> list[ExtensionCall]:
-    """The load_inline calls of `source` whose arguments the text fixes, in the file's order."""
+@functools.cache
+def torch_signature() -> inspect.Signature:
+    """load_inline's signature, torch's own (this imports torch)."""
+    from torch.utils.cpp_extension import load_inline
+
+    return inspect.signature(load_inline)
+
+
+def literal_calls(source: str, signature: inspect.Signature | None = None) -> list[ExtensionCall]:
+    """The load_inline calls of `source` whose arguments the text fixes, in the file's order;
+    the arguments are bound as `signature` (default: torch's load_inline) binds them."""
+    signature = signature or torch_signature()
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -52,7 +59,7 @@ def literal_calls(source: str) -> list[ExtensionCall]:
             continue
         names = {**module_names, **_bindings(scope.body)} if scope is not tree else module_names
         try:
-            bound = _SIGNATURE.bind(*node.args, **{k.arg: k.value for k in node.keywords})
+            bound = signature.bind(*node.args, **{k.arg: k.value for k in node.keywords})
         except TypeError:
             continue
         bound.apply_defaults()

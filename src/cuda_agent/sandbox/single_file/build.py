@@ -26,7 +26,7 @@ from pathlib import Path
 from cuda_agent.sandbox.build.compiler import locked, run_compiler
 from cuda_agent.sandbox.build.compiler_output import trim_compiler_output
 from cuda_agent.sandbox.build.link import link_module
-from cuda_agent.sandbox.build.pch import PCH_UNUSED, ensure_pch
+from cuda_agent.sandbox.build.pch import PCH_UNUSED, ensure_pch, pch_ready
 from cuda_agent.sandbox.build.toolchain import Toolchain
 from cuda_agent.sandbox.process.messages import ExtensionCall
 from cuda_agent.sandbox.single_file.flags import Flags
@@ -34,6 +34,8 @@ from cuda_agent.sandbox.single_file.prelude import VERSION, eligible, prelude_fo
 
 _MODULE = re.compile(r"PYBIND11_MODULE\s*\(\s*(\w+)")
 _LIBRARIES = ("cublas", "cublasLt", "cudnn")
+MAX_CALLS = 16  # distinct extensions one submission may have built (more are refused)
+_NOT_ABOUT_SOURCE = ("timed out", "cancelled")  # how a compile ended that says nothing of it
 
 
 @dataclass(frozen=True)
@@ -96,16 +98,22 @@ def module_init(sources: Sources) -> str | None:
 
 
 def build_call(
-    sources: Sources, flags: Flags, tc: Toolchain, cache: Path, timeout_s: float
+    sources: Sources,
+    flags: Flags,
+    tc: Toolchain,
+    cache: Path,
+    timeout_s: float,
+    cancel: threading.Event | None = None,
 ) -> ExtensionBuild:
-    """Compile (reusing cached objects) and link where torch's CUDA libraries exist."""
-    import torch.utils.cpp_extension as cpp_extension
-
+    """Compile (reusing cached objects) and link where torch's CUDA libraries exist. A build
+    given `cancel` can be stopped: once it is set, the compilers still running are killed and the
+    build fails; such a build uses the precompiled headers only where they are built already
+    (theirs is shared by every build and is never cut short)."""
     start = time.perf_counter()
     deadline = time.monotonic() + timeout_s
     init = module_init(sources)
     headers = "".join(f"{n}\0{t}\0" for n, t in sorted(sources.headers.items()))
-    nvcc = [*tc.nvcc_flags(), *cpp_extension.COMMON_NVCC_FLAGS, *_for_nvcc(tc.host_flags())]
+    nvcc = [*tc.nvcc_flags(), *tc.torch_nvcc_flags, *_for_nvcc(tc.host_flags())]
     nvcc += flags.nvcc
     host = [*tc.host_flags(), *flags.host]
     units = [(n, t, [tc.nvcc, *nvcc]) for n, t in sources.cuda.items()]
@@ -124,7 +132,7 @@ def build_call(
         root = Path(tmp)
         for name, text in {**sources.headers, **sources.cpp, **sources.cuda}.items():
             (root / name).write_text(text)
-        work = _Work(tc, cache, root, deadline, sources.headers)
+        work = _Work(tc, cache, root, deadline, sources.headers, cancel)
         # nvcc, the host compiler and the precompiled header's build run side by side: each
         # is one process, and a cold build is as long as the longest of them
         with ThreadPoolExecutor(max_workers=len(units)) as pool:
@@ -169,6 +177,7 @@ class _Work:
     root: Path
     deadline: float
     headers: dict[str, str]
+    cancel: threading.Event | None = None
 
     def unit(self, unit: tuple[str, str, list[str]], key: str) -> _Unit:
         """One unit compiled, or found in the cache. A unit the prelude may serve (a
@@ -188,37 +197,54 @@ class _Work:
                 folder = prelude_folder(self.cache, binding)
                 ncmd = [cmd[0], f"-I{folder}", *cmd[1:]]
                 pch = self._pch(folder) if binding else None
-                error = _compile(name, ncmd, narrow_obj, self.root, pch, self.deadline)
+                error = self._compile(name, ncmd, narrow_obj, pch, failed)
                 if not error:
                     return _Unit(narrow_obj, reused=False, narrow=True)
-                if "timed out" not in error:  # a timeout says nothing about the prelude
+                if not error.endswith(_NOT_ABOUT_SOURCE):  # the prelude may still serve
                     failed.write_text(error)
         pch = self._pch() if binding else None
-        return _Unit(obj, False, error=_compile(name, cmd, obj, self.root, pch, self.deadline))
+        return _Unit(obj, False, error=self._compile(name, cmd, obj, pch))
 
     def _pch(self, searched_first: Path | None = None) -> Path | None:
+        if self.cancel is not None and not pch_ready(self.tc, self.cache, searched_first):
+            return None
         remaining = max(1.0, self.deadline - time.monotonic())
         return ensure_pch(self.tc, self.cache, remaining, searched_first)
 
-
-def _compile(name, cmd, obj: Path, root: Path, pch: Path | None, deadline: float) -> str:
-    obj.parent.mkdir(parents=True, exist_ok=True)
-    with locked(obj.with_suffix(".lock")):
-        if obj.exists():
-            return ""
-        tmp = obj.with_name(f".{obj.stem}.{os.getpid()}.{threading.get_ident()}.o")
-        io = ["-I.", "-c", name, "-o", str(tmp)]
-        forced = ["-include", str(pch), "-Winvalid-pch"] if pch else []
-        proc = run_compiler([*cmd, *forced, *io], root, deadline)
-        if pch and PCH_UNUSED in proc.output:  # the flags did not fit the precompiled header
-            proc = run_compiler([*cmd, *io], root, deadline)
+    def _compile(
+        self, name: str, cmd: list[str], obj: Path, pch: Path | None, failed: Path | None = None
+    ) -> str:
+        """The compiler's error ("" when none): `name` compiled into `obj`, unless a build
+        beside this one (another thread or process) got there first, or found it fails
+        (`failed` holds its error)."""
+        obj.parent.mkdir(parents=True, exist_ok=True)
+        with locked(obj.with_suffix(".lock")):
+            if obj.exists():
+                return ""
+            if failed is not None and failed.exists():
+                return failed.read_text()
+            if self._cancelled():
+                return f"{name}: compile cancelled"
+            tmp = obj.with_name(f".{obj.stem}.{os.getpid()}.{threading.get_ident()}.o")
+            io = ["-I.", "-c", name, "-o", str(tmp)]
+            forced = ["-include", str(pch), "-Winvalid-pch"] if pch else []
+            run = [*cmd, *forced, *io]
+            proc = run_compiler(run, self.root, self.deadline, self.cancel)
+            if pch and PCH_UNUSED in proc.output:  # the flags did not fit the precompiled header
+                proc = run_compiler([*cmd, *io], self.root, self.deadline, self.cancel)
+            if proc.returncode == 0:
+                os.replace(tmp, obj)
+            tmp.unlink(missing_ok=True)
         if proc.returncode == 0:
-            os.replace(tmp, obj)
-        tmp.unlink(missing_ok=True)
-    if proc.returncode == 0:
-        return ""
-    why = "timed out" if proc.timed_out else f"failed\n{trim_compiler_output(proc.output, root)}"
-    return f"{name}: compile {why}"
+            return ""
+        if proc.timed_out:
+            return f"{name}: compile timed out"
+        if self._cancelled():
+            return f"{name}: compile cancelled"
+        return f"{name}: compile failed\n{trim_compiler_output(proc.output, self.root)}"
+
+    def _cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
 
 
 def _link(objects, libraries, module_name, init, tc: Toolchain, cache, root, deadline):

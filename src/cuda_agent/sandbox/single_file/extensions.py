@@ -16,12 +16,16 @@ from cuda_agent.sandbox.guard.runtime import kernel_names
 from cuda_agent.sandbox.outcome import Failure
 from cuda_agent.sandbox.process.candidate import CandidateFailure
 from cuda_agent.sandbox.process.messages import ExtensionBuilt, ExtensionCall
-from cuda_agent.sandbox.single_file.build import ExtensionBuild, Sources, build_call, lay_out
+from cuda_agent.sandbox.single_file.build import (
+    MAX_CALLS,
+    ExtensionBuild,
+    Sources,
+    build_call,
+    lay_out,
+)
 from cuda_agent.sandbox.single_file.flags import Flags, read_flags
 from cuda_agent.sandbox.single_file.guard import check_call
 from cuda_agent.sandbox.verdict import Status
-
-MAX_CALLS = 16  # distinct extensions one submission may ask for
 
 
 class ExtensionRefused(CandidateFailure):

@@ -87,8 +87,9 @@ def install(ask: Callable[[ExtensionCall], ExtensionBuilt]) -> None:
             )
         )
 
-    load_inline.__doc__ = cpp_extension.load_inline.__doc__
-    load.__doc__ = cpp_extension.load.__doc__
+    # what the submission (or anything reading the signature later) sees is torch's own
+    load_inline.__doc__, load_inline.__signature__ = cpp_extension.load_inline.__doc__, inline_sig
+    load.__doc__, load.__signature__ = cpp_extension.load.__doc__, load_sig
     cpp_extension.load_inline = load_inline
     cpp_extension.load = load
 
