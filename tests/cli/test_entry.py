@@ -70,3 +70,41 @@ def test_the_entry_starts_it_for_commands_that_evaluate_here(monkeypatch, args, 
     monkeypatch.setattr(sys, "argv", ["cuda-agent", *args])
     entry.main()
     assert events == (["server", "cli"] if started else ["cli"])
+
+
+@pytest.mark.parametrize(
+    ("args", "solution", "arch"),
+    [
+        (["eval", "--task", "t.py", "--solution", "s.py"], "s.py", None),
+        (["eval", "--task", "t.py", "--solution=dir", "--arch", "sm_90"], "dir", "sm_90"),
+        (["eval", "--task", "t.py"], None, None),
+        (["optimize", "--task", "t.py", "--solution", "s.py"], None, None),
+    ],
+)
+def test_eval_of_a_solution_starts_its_early_build_and_stops_it_when_the_cli_ends(
+    monkeypatch, args, solution, arch
+):
+    from cuda_agent.sandbox.single_file import early
+
+    events = []
+
+    class Build:
+        def stop(self):
+            events.append("stopped")
+
+    def start(path, cache, asked_arch):
+        events.append(("started", str(path), asked_arch))
+        return Build()
+
+    def cli():
+        events.append("cli")
+        raise SystemExit(0)  # typer ends the CLI so
+
+    monkeypatch.setattr(entry, "start_early", lambda: None)
+    monkeypatch.setattr(early, "start", start)
+    monkeypatch.setattr(cli_main, "main", cli)
+    monkeypatch.setattr(sys, "argv", ["cuda-agent", *args])
+    with pytest.raises(SystemExit):
+        entry.main()
+    expected = ["cli"] if solution is None else [("started", solution, arch), "cli", "stopped"]
+    assert events == expected

@@ -11,6 +11,7 @@ with its own toolchain and cache and answers with the module's path.
     build.py          one call's sources laid out as torch does, compiled and linked, cached
     prelude.py        the narrow torch preludes units are first compiled against
     ahead.py          the load_inline calls the file's text fixes, built before asked for
+    early.py          those builds started as `cuda-agent eval` starts, before torch is imported
     extensions.py     the parent's answers to one evaluation's calls (ExtensionBuilder)
     hook.py           in the candidate's process: load_inline and load replaced
     child_load.py     in the candidate's process: the file imported with the hooks in place
