@@ -58,7 +58,7 @@ def record(cache: Path, arch: str | None, tc: Toolchain) -> None:
     if path.is_file() and path.read_text() == text:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
     tmp.write_text(text)
     os.replace(tmp, path)
 
