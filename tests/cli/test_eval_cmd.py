@@ -100,3 +100,23 @@ def test_module_mode_by_format_and_by_option(cache):
     assert json.loads(chosen.stdout)["module_mode"] == "train"
     bad = cli(*args, "--module-mode", "inference", cache=cache)
     assert bad.returncode == 2 and "choose auto, train, eval" in bad.stderr
+
+
+def test_a_single_files_literal_builds_start_before_torch_and_the_verdict_says_so(cache, tmp_path):
+    """The second evaluation on a machine finds the toolchain the first recorded: its file's
+    sources (never built before) start building as the command starts."""
+    example = REPO / "tests" / "sandbox" / "single_file" / "honest" / "kernelbench_example"
+    task = REPO / "tests" / "sandbox" / "tasks" / "elementwise_add.py"
+    verdicts = []
+    for n in range(2):
+        text = (example / "model_new.py").read_text()
+        marker = f"#include <cuda_runtime.h>\n// variant {os.getpid()}-{n}-{tmp_path.name}"
+        path = tmp_path / f"variant_{n}.py"
+        path.write_text(text.replace("#include <cuda_runtime.h>", marker, 1))
+        args = ("eval", "--task", str(task), "--solution", str(path), "--stage", "compile")
+        out = cli(*args, "--json", cache=cache)
+        assert out.returncode == 0, out.stderr
+        verdicts.append(json.loads(out.stdout))
+    last = verdicts[-1]
+    assert last["compiled"] is True, last["message"]
+    assert any("started building as the command started" in n for n in last["notes"])

@@ -9,8 +9,7 @@ import typer
 
 from cuda_agent.cli.options import ModuleModeOpt
 from cuda_agent.errors import UserError
-from cuda_agent.sandbox import EnvConfig, Environment, Stage, read_submission
-from cuda_agent.task import load_task
+from cuda_agent.sandbox import Stage, default_cache_dir, start_early_build
 
 
 def eval_solution(
@@ -42,8 +41,19 @@ def eval_solution(
         chosen = Stage(stage)
     except ValueError:
         raise UserError(f"--stage {stage!r}: choose compile, verify or profile") from None
-    found = load_task(task)
-    submission = read_submission(solution, entry_point)
-    with Environment(EnvConfig(arch=arch, module_mode=module_mode)) as env:
-        verdict = env.evaluate(found, submission, chosen)
+    # a single file's literal extension builds start now, before the imports below bring torch
+    early = start_early_build(solution, default_cache_dir(), arch)
+    try:
+        from cuda_agent.sandbox import EnvConfig, Environment, read_submission
+        from cuda_agent.task import load_task
+
+        found = load_task(task)
+        submission = read_submission(solution, entry_point)
+        with Environment(EnvConfig(arch=arch, module_mode=module_mode)) as env:
+            verdict = env.evaluate(found, submission, chosen)
+    finally:
+        if early is not None:
+            early.stop()  # a build the evaluation never asked for is not left running
+    if early is not None:
+        verdict = verdict.model_copy(update={"notes": [*verdict.notes, early.note()]})
     typer.echo(verdict.model_dump_json(indent=1) if as_json else verdict.summary())

@@ -50,6 +50,7 @@ fresh input sets under the runtime guard, and timed against eager and torch.comp
     process/confinement.py  scrubbed environment, rlimits, Landlock, seccomp
     process/isolated_call.py  any function in a confined child (synthesis uses it)
     single_file/            KernelBench's single-file submissions, built through the candidate
+                            (single_file/early.py: their literal builds, started before torch)
     export/kernelbench.py   a solution as a KernelBench single-file submission (load_inline)
     export/cuda_agent.py    a solution as a CUDA Agent workdir (their binding convention)
     export/sources.py       translation units merged, REGISTER_BINDING calls read
@@ -80,6 +81,7 @@ _EXPORTS = {
     "confine_preexec": "process.confinement",
     "scrubbed_env": "process.confinement",
     "start_early": "process.fork_server",
+    "start_early_build": "single_file.early",
     "milestone_reward": "reward",
     "SingleFileSolution": "single_file.submission",
     "read_submission": "single_file.submission",

@@ -65,11 +65,11 @@ def test_the_recorded_signature_reads_the_calls_torchs_own_does(folder, tmp_path
 
 
 def test_nothing_starts_without_a_record_for_this_machine_and_arch(tmp_path, tc):
-    assert early.start(EXAMPLE, tmp_path, None) is None  # no record
+    assert early.start_early_build(EXAMPLE, tmp_path, None) is None  # no record
     early.record(tmp_path, None, tc)
     ensure_binding_pch(tc, tmp_path)
-    assert early.start(EXAMPLE, tmp_path, "sm_80") is None  # recorded for another arch
-    assert early.start(tmp_path / "absent.py", tmp_path, None) is None
+    assert early.start_early_build(EXAMPLE, tmp_path, "sm_80") is None  # recorded for another arch
+    assert early.start_early_build(tmp_path / "absent.py", tmp_path, None) is None
 
 
 def test_the_build_imports_no_torch_and_leaves_the_evaluation_nothing_to_compile(
@@ -78,8 +78,8 @@ def test_the_build_imports_no_torch_and_leaves_the_evaluation_nothing_to_compile
     path = variant(tmp_path)
     script = (
         "import sys\nfrom pathlib import Path\n"
-        "from cuda_agent.sandbox.single_file.early import start\n"
-        "build = start(Path(sys.argv[1]), Path(sys.argv[2]), None)\n"
+        "from cuda_agent.sandbox.single_file.early import start_early_build\n"
+        "build = start_early_build(Path(sys.argv[1]), Path(sys.argv[2]), None)\n"
         "assert build is not None, 'nothing started'\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
         "build.thread.join()\n"
@@ -99,7 +99,7 @@ def test_the_build_imports_no_torch_and_leaves_the_evaluation_nothing_to_compile
 
 def test_stopping_kills_the_compilers_and_keeps_no_object(cache, tmp_path):
     before = set(cache.glob("objects/**/*"))
-    build = early.start(variant(tmp_path), cache, None)
+    build = early.start_early_build(variant(tmp_path), cache, None)
     assert build is not None
     time.sleep(1.0)  # the compilers are running
     start = time.monotonic()

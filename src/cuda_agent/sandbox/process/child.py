@@ -44,11 +44,7 @@ from cuda_agent.sandbox.process.messages import (
 )
 from cuda_agent.sandbox.single_file.child_load import EntryPointMissing, asker, import_entry
 from cuda_agent.sandbox.timing.call import L2Flusher, synchronize, timed_call
-from cuda_agent.sandbox.timing.gpu_work import (
-    GpuRecorder,
-    GpuTraceTampered,
-    start_recording_once,
-)
+from cuda_agent.sandbox.timing.gpu_work import GpuTraceTampered, start_recording_once
 
 _no_grad = torch.no_grad
 _fill = torch.Tensor.fill_
@@ -245,12 +241,18 @@ class _State:
 
 def _start_profiler(device: torch.device) -> bool:
     """Start the GPU trace that verification's kernel check and the timed calls read, before
-    confinement (CUPTI's start-up opens files). The first recording after the one that finds
-    the trace available costs 2.5 s on an H100's host (kineto's own set-up): a spare process
-    pays it here, while the round's extension builds, not in the round's verification."""
+    confinement (CUPTI's start-up opens files).
+
+    On an H100's host a fresh process's first verification took 2.5-3.5 s more than the next
+    ones. A recording of the trace's own kind here (7 ms) did not take that cost; a session of
+    torch's profiler object did in a probe (its first start: 2.4 s, then 0.02-0.08 s for the
+    whole verification). So a spare process runs one such session as it starts, while the
+    round's extension builds, and not in the round's verification."""
     if not start_recording_once(device):
         return False
-    with GpuRecorder():
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]):
         torch.ones(1, device=device).add_(1)
         synchronize()
     return True

@@ -5,11 +5,11 @@ harness (about 2.4 s on an H100's host); the evaluation's own build of the file'
 load_inline calls (ahead.py) can only start after that. What such a build needs from torch (the
 toolchain with torch's flags and ABI defines, load_inline's signature) was written down by the
 last Environment that found the toolchain on this machine (`record`). With that record and the
-precompiled headers in place, `start` reads the calls and builds them in a thread of its own,
-importing only the standard library and the build modules; the evaluation that follows asks for
-the same objects and finds them built, or waits on their locks while they are. (This needs the
-binding prelude's precompiled header, which any earlier single-file evaluation built; a unit
-that would need a precompiled header not yet built is compiled without one.)
+precompiled headers in place, `start_early_build` reads the calls and builds them in a thread of
+its own, importing only the standard library and the build modules; the evaluation that follows
+asks for the same objects and finds them built, or waits on their locks while they are. (This
+needs the binding prelude's precompiled header, which any earlier single-file evaluation built;
+a unit that would need a precompiled header not yet built is compiled without one.)
 
 Nothing here is trusted. A record that no longer fits the machine gives other cache keys, so
 its builds are never asked for. These builds run before the guard has read the sources: the
@@ -75,8 +75,15 @@ class EarlyBuild:
         self.cancel.set()
         self.thread.join()
 
+    def note(self) -> str:
+        """What the verdict says of it."""
+        return (
+            f"{self.calls} literal extension call(s) of the file started building as the command "
+            "started, before torch was imported"
+        )
 
-def start(solution: Path, cache: Path, arch: str | None) -> EarlyBuild | None:
+
+def start_early_build(solution: Path, cache: Path, arch: str | None) -> EarlyBuild | None:
     """Start building the literal load_inline calls of the single file `solution` (a .py, or a
     folder with model_new.py); None where there is nothing to start: no record for this
     machine, precompiled headers not built yet, no literal call, a file that cannot be read."""
