@@ -50,6 +50,7 @@ class HFServer:
         self.global_steps: int | None = None
         self.weight_updates = 0
         self._lock = threading.Lock()  # one forward pass at a time on the device
+        print(f"hf rollout: serving {model_path} on {device} ({dtype})", flush=True)  # run's log
 
     async def generate(
         self, request_id, prompt_ids, sampling_params, image_data=None, video_data=None, **kwargs
