@@ -74,6 +74,6 @@ def _folder(tc: Toolchain, cache_dir: str | Path, searched_first: Path | None) -
 
 
 def pch_note(tc: Toolchain, cache: Path) -> str:
-    failed = cache / "pch" / tc.host_key() / "failed"
+    failed = _folder(tc, cache, None) / "failed"
     why = failed.read_text().strip() if failed.exists() else "it could not be built in time"
     return f"the precompiled torch header is unavailable, bindings compiled without it: {why}"

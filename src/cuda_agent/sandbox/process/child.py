@@ -243,11 +243,10 @@ def _start_profiler(device: torch.device) -> bool:
     """Start the GPU trace that verification's kernel check and the timed calls read, before
     confinement (CUPTI's start-up opens files).
 
-    On an H100's host a fresh process's first verification took 2.5-3.5 s more than the next
-    ones. A recording of the trace's own kind here (7 ms) did not take that cost; a session of
-    torch's profiler object did in a probe (its first start: 2.4 s, then 0.02-0.08 s for the
-    whole verification). So a spare process runs one such session as it starts, while the
-    round's extension builds, and not in the round's verification."""
+    A process's first verification pays seconds of one-time profiler set-up that a recording of
+    the trace's own kind does not trigger, and a session of torch's profiler object does
+    (docs/verdict.md has the measurements). One such session here puts that cost in the spare
+    process's start, beside the round's build, not in the round's verification."""
     if not start_recording_once(device):
         return False
     from torch.profiler import ProfilerActivity, profile

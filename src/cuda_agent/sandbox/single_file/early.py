@@ -35,7 +35,7 @@ from cuda_agent.sandbox.build.toolchain import ARCH_ENV, Toolchain
 from cuda_agent.sandbox.config import EnvConfig
 from cuda_agent.sandbox.single_file.ahead import literal_calls, torch_signature
 from cuda_agent.sandbox.single_file.build import MAX_CALLS, build_call, lay_out
-from cuda_agent.sandbox.single_file.flags import read_flags
+from cuda_agent.sandbox.single_file.flags import call_flags
 from cuda_agent.sandbox.single_file.prelude import prelude_folder
 
 _VERSION = "1"
@@ -107,10 +107,7 @@ def start_early_build(solution: Path, cache: Path, arch: str | None) -> EarlyBui
 
     def build_all() -> None:
         for call in calls:
-            flags = read_flags(
-                call.extra_cflags, call.extra_cuda_cflags, call.extra_ldflags,
-                call.extra_include_paths, tc.arch,
-            )  # fmt: skip
+            flags = call_flags(call, tc.arch)
             if flags.refused or cancel.is_set():
                 continue
             try:

@@ -23,7 +23,7 @@ from cuda_agent.sandbox.single_file.build import (
     build_call,
     lay_out,
 )
-from cuda_agent.sandbox.single_file.flags import Flags, read_flags
+from cuda_agent.sandbox.single_file.flags import Flags, call_flags
 from cuda_agent.sandbox.single_file.guard import check_call
 from cuda_agent.sandbox.verdict import Status
 
@@ -111,10 +111,7 @@ class ExtensionBuilder:
     def _checked(self, call: ExtensionCall) -> tuple[str, Flags, Sources]:
         """(label, flags, sources) of a call the guard accepts; raises ExtensionRefused."""
         label = f"{call.api}({call.name!r})"
-        flags = read_flags(
-            call.extra_cflags, call.extra_cuda_cflags, call.extra_ldflags,
-            call.extra_include_paths, self.toolchain.arch,
-        )  # fmt: skip
+        flags = call_flags(call, self.toolchain.arch)
         violations = check_call(call) + [
             f"{label} passes {f}, which the harness does not allow (it could run or link code "
             "the guard never read); use optimisation flags and -D macros only"

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cuda_agent.sandbox.process.messages import ExtensionCall
+
 _HOST_OK = re.compile(
     r"-O[0-3sgz]?|-Ofast|-g\d?|-w|-std=(c|gnu)\+\+\w+|-[DU]\w+(=.*)?|-W(?![lap],)[\w=+-]*"
     r"|-f(no-)?(fast-math|unroll-loops|strict-aliasing|math-errno|finite-math-only|PIC|pic"
@@ -43,6 +45,17 @@ class Flags:
     libraries: tuple[str, ...] = ()  # cublas, cudnn, ... (linked by the harness from its own)
     notes: tuple[str, ...] = ()
     refused: tuple[str, ...] = ()
+
+
+def call_flags(call: ExtensionCall, arch: str) -> Flags:
+    """The flags of `call` (read_flags on its extra_* arguments)."""
+    return read_flags(
+        call.extra_cflags,
+        call.extra_cuda_cflags,
+        call.extra_ldflags,
+        call.extra_include_paths,
+        arch,
+    )
 
 
 def read_flags(cflags, cuda_cflags, ldflags, include_paths, arch: str) -> Flags:
