@@ -151,13 +151,28 @@ if [ "$what" = rl ]; then
     for packed in .whl/*.site.tar.xz; do tar -xJf "$packed" -C /tmp/site || status=1; done
     export PYTHONPATH=/tmp/site:$PYTHONPATH
   fi
-  [ $# -gt 0 ] || set -- tests/rl
   # a fixed folder: a call cut short by its time limit is resumed by the next one on the same
   # machine (the stages recorded in run/pipeline.jsonl are skipped)
   rl=${RL_DIR:-/tmp/cuda-agent-rl}
   mkdir -p "$rl"
-  CUDA_AGENT_RL_RUN=$rl/run python3 -m pytest -m gpu -p no:cacheprovider -q -rfE \
-    --junitxml "$rl/junit.xml" "$@" 2>&1 | tee "$rl/pytest.log" || status=1
+  rl_tests() {  # NAME PYTEST-ARGS...
+    local name=$1
+    shift
+    CUDA_AGENT_RL_RUN=$rl/run python3 -m pytest -m gpu -p no:cacheprovider -q -rfE \
+      --basetemp "$rl/tmp_$name" --junitxml "$rl/junit_$name.xml" "$@" \
+      > "$rl/pytest_$name.log" 2>&1
+  }
+  if [ $# -gt 0 ]; then
+    rl_tests selected "$@" || status=1
+  else
+    # The stages in order take most of the time and a few GiB of the GPU: the other RL tests
+    # (each its own Ray instance) run beside them.
+    rl_tests pipeline tests/rl/test_gpu_pipeline.py &
+    pipeline=$!
+    rl_tests others tests/rl --ignore=tests/rl/test_gpu_pipeline.py || status=1
+    wait $pipeline || status=1
+  fi
+  tail -n 30 "$rl"/pytest_*.log
   tar -czf "$OUT/rl.tar.gz" -C "$rl" --exclude='*.pt' --exclude='*.safetensors' . || status=1
 fi
 exit $status

@@ -77,17 +77,23 @@ class HFGenerator:
             rng.manual_seed(int(settings.seed))
         ids = torch.tensor([prompt_ids], dtype=torch.long, device=self.device)
         out = self.model(input_ids=ids, use_cache=True)
-        tokens, log_probs = [], []
+        # tokens and log-probabilities stay on the device: one wait for the device per token
+        # (the end-of-sequence check), not one per value read back
+        tokens, log_probs, stopped = [], [], False
         for _ in range(settings.max_tokens):
             logits = out.logits[0, -1].float()
             token = _sample(logits, settings, rng)
             tokens.append(token)
-            log_probs.append(float(torch.log_softmax(logits, dim=-1)[token]))
-            if token in self.eos:
-                return Sampled(tokens, log_probs, stopped=True)
-            step = torch.tensor([[token]], dtype=torch.long, device=self.device)
-            out = self.model(input_ids=step, past_key_values=out.past_key_values, use_cache=True)
-        return Sampled(tokens, log_probs, stopped=False)
+            log_probs.append(torch.log_softmax(logits, dim=-1)[token])
+            if int(token) in self.eos:
+                stopped = True
+                break
+            out = self.model(
+                input_ids=token.view(1, 1), past_key_values=out.past_key_values, use_cache=True
+            )
+        ids_out = torch.stack(tokens).tolist() if tokens else []
+        probs_out = torch.stack(log_probs).tolist() if log_probs else []
+        return Sampled(ids_out, probs_out, stopped=stopped)
 
     @torch.no_grad()
     def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> int:
@@ -104,9 +110,10 @@ class HFGenerator:
         return loaded
 
 
-def _sample(logits: torch.Tensor, settings: SamplingSettings, rng: torch.Generator) -> int:
+def _sample(logits: torch.Tensor, settings: SamplingSettings, rng: torch.Generator) -> torch.Tensor:
+    """The sampled token id, a 0-d tensor on the logits' device."""
     if settings.temperature <= 0:
-        return int(torch.argmax(logits))
+        return torch.argmax(logits)
     scaled = logits / settings.temperature
     if 0 < settings.top_k < scaled.numel():
         kth = torch.topk(scaled, settings.top_k).values[-1]
@@ -118,4 +125,4 @@ def _sample(logits: torch.Tensor, settings: SamplingSettings, rng: torch.Generat
         drop = torch.cumsum(probs, dim=-1) - probs >= settings.top_p
         scaled[order[drop]] = float("-inf")
     probs = torch.softmax(scaled, dim=-1)
-    return int(torch.multinomial(probs, 1, generator=rng))
+    return torch.multinomial(probs, 1, generator=rng)[0]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 
 import ray
 import torch
@@ -68,7 +69,17 @@ class HFServer:
 
     def _generate(self, prompt_ids, settings):
         with self._lock:
-            return self.generator.generate(prompt_ids, settings)
+            started = time.perf_counter()
+            sampled = self.generator.generate(prompt_ids, settings)
+            seconds = time.perf_counter() - started
+        # one line per request in the run's log: where generation time goes on one GPU
+        per_token = 1000 * seconds / max(1, len(sampled.token_ids))
+        print(
+            f"hf rollout: {len(prompt_ids)} prompt tokens, {len(sampled.token_ids)} sampled in "
+            f"{seconds:.2f} s ({per_token:.1f} ms/token) on {self.generator.device}",
+            flush=True,
+        )
+        return sampled
 
     def update_weights(self, named_tensors: list[tuple[str, torch.Tensor]]) -> int:
         with self._lock:
