@@ -111,7 +111,9 @@ env.close()
 marks.append(time.perf_counter())
 parts = ("start", "first_evaluation", "seconds", "close")
 row = {p: round(b - a, 3) for p, a, b in zip(parts, marks, marks[1:])}
-print(json.dumps({**row, "status": verdict.status.value, "reward": verdict.reward}))
+stages = {k: round(v, 3) for k, v in verdict.seconds.items()}
+print(json.dumps({**row, "status": verdict.status.value, "reward": verdict.reward,
+                  "stages": stages}))
 """
 
 
