@@ -55,7 +55,7 @@ def run(tmp_path_factory, tiny_model):
     run = Path(os.environ.get("CUDA_AGENT_RL_RUN") or tmp / "run")
     out = subprocess.run(
         [
-            sys.executable, "-m", "cuda_agent.rl.pipeline", "--run-dir", str(run),
+            sys.executable, "-m", "cuda_agent", "train", "all", "--run-dir", str(run),
             "--model", str(tiny_model), "--trajectories", str(episodes(tmp / "episodes")),
             "--tasks", "builtin",
         ],

@@ -72,7 +72,7 @@ def test_dry_run_checks_every_one_gpu_stage(tmp_path, tiny_model):
     run = tmp_path / "run"
     out = subprocess.run(
         [
-            sys.executable, "-m", "cuda_agent.rl.pipeline", "--run-dir", str(run),
+            sys.executable, "-m", "cuda_agent", "train", "all", "--run-dir", str(run),
             "--model", str(tiny_model), "--trajectories", str(episodes(tmp_path / "episodes")),
             "--tasks", "builtin", "--dry-run",
         ],
@@ -97,10 +97,29 @@ def test_a_rerun_skips_the_recorded_stages(tmp_path):
     (run / "pipeline.jsonl").write_text("".join(json.dumps(d) + "\n" for d in done))
     out = subprocess.run(
         [
-            sys.executable, "-m", "cuda_agent.rl.pipeline", "--run-dir", str(run),
+            sys.executable, "-m", "cuda_agent", "train", "all", "--run-dir", str(run),
             "--model", "base", "--trajectories", str(tmp_path),
         ],
         capture_output=True, text=True, cwd=REPO, timeout=120,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("done before") == 4
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--model", "base"], "missing --trajectories"),
+        (["--trajectories", "eps"], "missing --model"),
+        (["--model", "base", "--trajectories", "eps", "--suffix", "_8gpu"], "no such file"),
+        (["--model", "base", "--trajectories", "eps", "--config", "ppo"], "drop --config"),
+    ],
+)
+def test_all_stages_refuse_bad_input_in_one_line(tmp_path, args, said):
+    out = subprocess.run(
+        [sys.executable, "-m", "cuda_agent", "train", "all", "--run-dir", str(tmp_path), *args],
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+    )  # fmt: skip
+    assert out.returncode != 0
+    assert said in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr

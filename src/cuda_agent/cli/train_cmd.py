@@ -5,6 +5,9 @@
     rft     rejection fine-tuning on veRL      needs --model (the stage-1 actor)
     value   critic pre-training on veRL        needs --model (the RFT actor)
     ppo     multi-turn PPO on veRL             needs --model (RFT actor), --critic, --tasks
+    all     warmup, rft, value, ppo in order   needs --model (the base), --trajectories, --tasks;
+            each stage from the previous one's merged model (cuda_agent.rl.pipeline), the
+            configs STAGE+--suffix (default _1gpu: one GPU, a tiny model), resumable
 
 Everything goes under --run-dir (Hydra's outputs included). Before anything starts, a training
 stage checks that the rl extra is installed, that --model (and --critic) is a model folder or a
@@ -40,6 +43,7 @@ from cuda_agent.rl import (
     describe,
     is_sft,
     load_sample_config,
+    pipeline,
     plan_episodes,
     prepare,
     sample_dir,
@@ -56,7 +60,7 @@ SERVER_START_S = 1800.0  # loading a large checkpoint onto 8 GPUs can take many 
 
 
 def train(
-    stage: Annotated[str, typer.Argument(help=f"One of: {', '.join(STAGES)}.")],
+    stage: Annotated[str, typer.Argument(help=f"One of: {', '.join(STAGES)}, all.")],
     overrides: Annotated[
         list[str] | None, typer.Argument(help="Hydra overrides for veRL, e.g. trainer.nnodes=4.")
     ] = None,
@@ -86,13 +90,20 @@ def train(
     min_reward: Annotated[int, typer.Option(help="rft/value: lowest reward kept.")] = 1,
     max_repeated_calls: Annotated[int, typer.Option(min=1)] = RFTRules.max_repeated_calls,
     max_repeated_failures: Annotated[int, typer.Option(min=1)] = RFTRules.max_repeated_failures,
+    suffix: Annotated[
+        str, typer.Option(help="all: each stage's config is STAGE+SUFFIX (_1gpu, _small, '').")
+    ] = "_1gpu",
     dry_run: Annotated[
         bool, typer.Option(help="Prepare the data and print the command; do not launch.")
     ] = False,
 ) -> None:
-    """Run one stage of the RL recipe (single-turn PPO, sampling, RFT, value pre-training, PPO)."""
+    """Run one stage of the RL recipe (single-turn PPO, sampling, RFT, value pre-training, PPO),
+    or `all` of the trainable ones in order."""
+    if stage == "all":
+        _all_stages(run_dir, model, config, trajectories, tasks, suffix, overrides, dry_run)
+        return
     if stage not in STAGES:
-        raise UserError(f"unknown stage {stage!r}; the stages are {', '.join(STAGES)}")
+        raise UserError(f"unknown stage {stage!r}; the stages are {', '.join(STAGES)}, all")
     if not agent_loops.is_file():
         raise UserError(f"--agent-loops {agent_loops}: no such file")
     inputs = TrainInputs(
@@ -129,6 +140,32 @@ def train(
     code = subprocess.call(command)
     if code:
         raise typer.Exit(code)
+
+
+def _all_stages(
+    run_dir: Path,
+    model: str | None,
+    config: str | None,
+    trajectories: Path | None,
+    tasks: str | None,
+    suffix: str,
+    overrides: list[str] | None,
+    dry_run: bool,
+) -> None:
+    if config is not None:
+        raise UserError("all runs each stage's packaged config STAGE+--suffix; drop --config")
+    if not model:
+        raise UserError("missing --model: the policy the first stage (warmup) starts from")
+    if trajectories is None:
+        raise UserError(
+            "missing --trajectories: the episodes rft and value train on "
+            "(cuda-agent train sample writes them)"
+        )
+    for stage in pipeline.ORDER:
+        _config_path(stage + suffix)  # a suffix with a missing config fails before any stage
+    check_writable_folder(run_dir, "--run-dir")
+    plan = pipeline.plan(run_dir, model, trajectories, tasks, suffix, tuple(overrides or ()))
+    pipeline.run(plan, dry_run=dry_run)
 
 
 def _config_path(config: str) -> Path:

@@ -14,8 +14,8 @@ VERL_USE_EXTERNAL_MODULES). Each stage's output goes to RUN/logs/STAGE.log, its 
 RUN/pipeline.jsonl (exit code, wall time, peak GPU memory, the merged model); a rerun skips the
 stages recorded there.
 
-    python -m cuda_agent.rl.pipeline --run-dir RUN --model BASE --trajectories DIR \
-        [--tasks TASKS] [--suffix _1gpu] [--dry-run] [-- veRL overrides for every stage]
+    cuda-agent train all --run-dir RUN --model BASE --trajectories DIR \
+        [--tasks TASKS] [--suffix _1gpu] [--dry-run] [veRL overrides for every stage]
 
 `--dry-run` prints every command and checks every stage's config and data with
 `cuda-agent train --dry-run`, starting each from BASE, since the merged models do not exist yet.
@@ -23,7 +23,6 @@ stages recorded there.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shlex
@@ -187,26 +186,3 @@ def _call(command: list[str], p: Plan, stage: Stage, out) -> int:
     out.write(f"$ {shlex.join(command)}\n")
     out.flush()
     return subprocess.call(command, env=stage_env(p, stage), stdout=out, stderr=subprocess.STDOUT)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cuda_agent.rl.pipeline", description=__doc__)
-    parser.add_argument("--run-dir", type=Path, required=True)
-    parser.add_argument("--model", required=True, help="the policy stage 1 starts from")
-    parser.add_argument("--trajectories", type=Path, required=True, help="episodes for rft/value")
-    parser.add_argument("--tasks", help="task set of warmup and ppo (default builtin)")
-    parser.add_argument("--suffix", default="_1gpu", help="config suffix: _1gpu, _small or ''")
-    parser.add_argument("--dry-run", action="store_true")
-    args, overrides = parser.parse_known_args(argv)
-    overrides = [o for o in overrides if o != "--"]
-    p = plan(args.run_dir, args.model, args.trajectories, args.tasks, args.suffix, overrides)
-    try:
-        run(p, args.dry_run)
-    except UserError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
