@@ -13,7 +13,7 @@ import pytest
 import torch
 import yaml
 
-from tests.rl.extras import RAY_MISSING, VERL_MISSING
+from tests.rl.extras import RAY_MISSING, VERL_MISSING, worker_pythonpath
 
 pytest.importorskip("ray", reason=RAY_MISSING)
 pytest.importorskip("verl", reason=VERL_MISSING)
@@ -66,7 +66,7 @@ def test_a_scripted_honest_episode_puts_the_environments_reward_on_the_last_mode
     ray.init(
         num_cpus=4,
         include_dashboard=False,
-        runtime_env={"env_vars": {"PYTHONPATH": f"{REPO / 'src'}:{REPO}"}},
+        runtime_env={"env_vars": {"PYTHONPATH": worker_pythonpath()}},
     )
     try:
         with ScriptedCompletions(tokenizer, {"rmsnorm": script()}) as server:

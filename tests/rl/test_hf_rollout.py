@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.rl.extras import RAY_MISSING, VERL_MISSING
+from tests.rl.extras import RAY_MISSING, VERL_MISSING, worker_pythonpath
 
 pytest.importorskip("ray", reason=RAY_MISSING)
 pytest.importorskip("verl", reason=VERL_MISSING)
@@ -29,7 +29,6 @@ from cuda_agent.task import load_task
 from tests.rl.scripts import STUCK, SUCCESS
 from tests.rl.test_verl_loop import run_worker, stage_config
 
-REPO = Path(__file__).resolve().parents[2]
 LOOKUP = (
     "import verl\n"
     "from verl.workers.rollout.base import get_rollout_class\n"
@@ -40,7 +39,7 @@ LOOKUP = (
 
 def lookup(env_extra: dict) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "VERL_USE_EXTERNAL_MODULES"}
-    env.update(PYTHONPATH=f"{REPO / 'src'}:{REPO}", **env_extra)
+    env.update(PYTHONPATH=worker_pythonpath(), **env_extra)
     return subprocess.run(
         [sys.executable, "-c", LOOKUP], capture_output=True, text=True, env=env, timeout=300
     )
@@ -60,7 +59,7 @@ def cluster():
         num_cpus=4,
         include_dashboard=False,
         log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": f"{REPO / 'src'}:{REPO}"}},
+        runtime_env={"env_vars": {"PYTHONPATH": worker_pythonpath()}},
     )
     yield
     ray.shutdown()

@@ -20,7 +20,7 @@ import torch
 import yaml
 from transformers import Qwen2Config, Qwen2ForTokenClassification
 
-from tests.rl.extras import RAY_MISSING, VERL_MISSING
+from tests.rl.extras import RAY_MISSING, VERL_MISSING, worker_pythonpath
 
 pytest.importorskip("ray", reason=RAY_MISSING)
 pytest.importorskip("verl", reason=VERL_MISSING)
@@ -53,8 +53,6 @@ from tests.rl.evaluators import FAST
 from tests.rl.scripted_server import CompletionsReplica, ScriptedCompletions
 from tests.rl.scripts import BUDGET, SCRIPTS, SINGLE, STUCK, SUCCESS
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
 def cluster():
@@ -62,7 +60,7 @@ def cluster():
         num_cpus=4,
         include_dashboard=False,
         log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": str(REPO)}},
+        runtime_env={"env_vars": {"PYTHONPATH": worker_pythonpath()}},
     )
     yield
     ray.shutdown()
