@@ -113,6 +113,7 @@ def test_a_rerun_skips_the_recorded_stages(tmp_path):
         (["--trajectories", "eps"], "missing --model"),
         (["--model", "base", "--trajectories", "eps", "--suffix", "_8gpu"], "no such file"),
         (["--model", "base", "--trajectories", "eps", "--config", "ppo"], "drop --config"),
+        (["--model", "base", "--trajectories", "eps", "--critic", "c"], "drop --critic"),
     ],
 )
 def test_all_stages_refuse_bad_input_in_one_line(tmp_path, args, said):

@@ -100,7 +100,7 @@ def train(
     """Run one stage of the RL recipe (single-turn PPO, sampling, RFT, value pre-training, PPO),
     or `all` of the trainable ones in order."""
     if stage == "all":
-        _all_stages(run_dir, model, config, trajectories, tasks, suffix, overrides, dry_run)
+        _all_stages(run_dir, model, config, critic, trajectories, tasks, suffix, overrides, dry_run)
         return
     if stage not in STAGES:
         raise UserError(f"unknown stage {stage!r}; the stages are {', '.join(STAGES)}, all")
@@ -146,6 +146,7 @@ def _all_stages(
     run_dir: Path,
     model: str | None,
     config: str | None,
+    critic: str | None,
     trajectories: Path | None,
     tasks: str | None,
     suffix: str,
@@ -154,6 +155,8 @@ def _all_stages(
 ) -> None:
     if config is not None:
         raise UserError("all runs each stage's packaged config STAGE+--suffix; drop --config")
+    if critic is not None:
+        raise UserError("all trains its own critic (the value stage's); drop --critic")
     if not model:
         raise UserError("missing --model: the policy the first stage (warmup) starts from")
     if trajectories is None:
