@@ -15,6 +15,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from cuda_agent.bench.store import failed_verdict
 from cuda_agent.bench.workers import Worker, WorkerError, WorkerLost
 from cuda_agent.sandbox import Solution, Stage, Status, Verdict
 from cuda_agent.task import Task
@@ -160,16 +161,7 @@ def _service_failure(task: Task, stage: Stage, err: Exception) -> Verdict:
     lost = isinstance(err, WorkerLost)
     status = Status.TIMEOUT if lost and err.timed_out else Status.RUNTIME_ERROR
     what = "the evaluation worker was lost twice" if lost else "the evaluation raised"
-    return Verdict(
-        task=task.name,
-        task_hash=task.hash,
-        stage=stage,
-        status=status,
-        compiled=False,
-        correct=False,
-        reward=-1,
-        message=f"{SERVICE_ERROR} {what}: {str(err)[-2000:]}",
-    )
+    return failed_verdict(task, stage, status, f"{SERVICE_ERROR} {what}: {str(err)[-2000:]}")
 
 
 def _cancel_all(q: queue.Queue) -> None:

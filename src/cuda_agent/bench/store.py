@@ -94,7 +94,8 @@ class TaskResult(BaseModel):
 
 
 def failed_verdict(task: Task, stage: Stage, status: Status, message: str) -> Verdict:
-    """A verdict for a task that never reached the environment (no or unreadable solution)."""
+    """A verdict for a task whose evaluation never ran to an end in the environment (no or an
+    unreadable solution, or the evaluation service failing it)."""
     return Verdict(
         task=task.name,
         task_hash=task.hash,
