@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from cuda_agent.rl.stage_metrics import stage_steps
 from tests.rl.extras import VERL_MISSING
 from tests.rl.test_pipeline import episodes
 
@@ -40,8 +41,7 @@ PPO_METRICS = (
 
 
 def steps(run: Path, stage: str) -> list[dict]:
-    lines = (run / "metrics" / f"{stage}.jsonl").read_text().splitlines()
-    return [json.loads(line)["data"] for line in lines]
+    return stage_steps(run / "metrics", stage)  # every attempt's, where a stage was cut and resumed
 
 
 def falls(values: list[float]) -> bool:

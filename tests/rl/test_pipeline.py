@@ -124,3 +124,48 @@ def test_all_stages_refuse_bad_input_in_one_line(tmp_path, args, said):
     assert out.returncode != 0
     assert said in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+# A stand-in trainer that behaves as veRL's does across a cut: it resumes after its last
+# checkpoint (every second step), opens the metrics file for writing, and is killed at step 3 the
+# first time it runs.
+_CUT_TRAINER = """
+import json, os, pathlib, sys
+state = pathlib.Path(sys.argv[1])
+saved = int(state.read_text()) if state.exists() else 0
+attempt = 2 if state.exists() else 1
+print(f"attempt {attempt} resumes after step {saved}", flush=True)
+with open(os.environ["VERL_FILE_LOGGER_PATH"], "wb") as out:
+    for step in range(saved + 1, 6):
+        line = {"step": step, "data": {"loss": step + attempt / 10}}
+        out.write(json.dumps(line).encode() + b"\\n")
+        if step % 2 == 0:
+            state.write_text(str(step))
+        if attempt == 1 and step == 3:
+            sys.exit(137)
+"""
+
+
+def test_a_cut_stage_resumes_and_keeps_the_metrics_of_every_step(tmp_path, monkeypatch):
+    from cuda_agent.rl import pipeline
+    from cuda_agent.rl.stage_metrics import stage_steps
+
+    state = tmp_path / "checkpoint_step"
+    monkeypatch.setattr(
+        pipeline, "train_command", lambda p, s: [sys.executable, "-c", _CUT_TRAINER, str(state)]
+    )
+    monkeypatch.setattr(pipeline, "merge_command", lambda s, d: [sys.executable, "-c", "pass"])
+    monkeypatch.setattr(pipeline, "checkpoint_dir", lambda p, s: tmp_path)
+    full = plan(tmp_path / "run", "base", tmp_path / "episodes")
+    p = pipeline.Plan(full.run_dir, full.suffix, None, full.trajectories, full.stages[:1])
+    with pytest.raises(UserError, match="rerun to resume"):
+        pipeline.run(p, log=lambda line: None)
+    said: list[str] = []
+    [record] = pipeline.run(p, log=said.append)
+    assert record["returncode"] == 0 and record["attempts"] == 2
+    assert any("resuming" in line for line in said), said
+    # steps 1-2 from the cut attempt, 3 (run again after the step-2 checkpoint) to 5 from the rerun
+    losses = [s["loss"] for s in stage_steps(p.run_dir / "metrics", "warmup")]
+    assert losses == [1.1, 2.1, 3.2, 4.2, 5.2]
+    log = (p.run_dir / "logs" / "warmup.log").read_text()
+    assert "attempt 1 resumes after step 0" in log and "attempt 2 resumes after step 2" in log

@@ -11,8 +11,10 @@ stage is one `cuda-agent train` process with the config STAGE+SUFFIX (`_1gpu`: o
 model, the `hf` rollout, whose module veRL imports in every worker through
 VERL_USE_EXTERNAL_MODULES). Each stage's output goes to RUN/logs/STAGE.log, its per-step metrics
 (veRL's file logger) to RUN/metrics/STAGE.jsonl, and one JSON line per finished stage to
-RUN/pipeline.jsonl (exit code, wall time, peak GPU memory, the merged model); a rerun skips the
-stages recorded there.
+RUN/pipeline.jsonl (exit code, wall time, peak GPU memory, the merged model, attempts); a rerun
+skips the stages recorded there and resumes a cut stage from its last checkpoint (veRL's
+`resume_mode: auto`), its earlier attempts' log kept above the new one and their metrics beside
+it (`cuda_agent.rl.stage_metrics`).
 
     cuda-agent train all --run-dir RUN --model BASE --trajectories DIR \
         [--tasks TASKS] [--suffix _1gpu] [--dry-run] [veRL overrides for every stage]
@@ -34,9 +36,11 @@ from pathlib import Path
 
 from cuda_agent.errors import UserError
 from cuda_agent.rl.gpu_memory import PeakGpuMemory
+from cuda_agent.rl.stage_metrics import keep_earlier_attempt, metrics_file
 
 ORDER = ("warmup", "rft", "value", "ppo")
 EXTERNAL_MODULES = "cuda_agent.rl.worker_plugins"
+ATTEMPT_HEADER = "# attempt started"  # one line in the stage's log per attempt
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,7 @@ def merge_command(stage: Stage, shards: Path | str) -> list[str]:
 def stage_variables(p: Plan, stage: Stage) -> dict[str, str]:
     return {
         "VERL_USE_EXTERNAL_MODULES": EXTERNAL_MODULES,
-        "VERL_FILE_LOGGER_PATH": str(metrics_file(p, stage).resolve()),
+        "VERL_FILE_LOGGER_PATH": str(metrics_file(metrics_dir(p), stage.name).resolve()),
     }
 
 
@@ -123,9 +127,8 @@ def stage_env(p: Plan, stage: Stage) -> dict[str, str]:
     return {**os.environ, **stage_variables(p, stage)}
 
 
-def metrics_file(p: Plan, stage: Stage) -> Path:
-    """veRL's file logger: one JSON line per training step (`{"step": N, "data": {...}}`)."""
-    return p.run_dir / "metrics" / f"{stage.name}.jsonl"
+def metrics_dir(p: Plan) -> Path:
+    return p.run_dir / "metrics"
 
 
 def log_file(p: Plan, stage: Stage) -> Path:
@@ -154,8 +157,12 @@ def run(p: Plan, dry_run: bool = False, log=None) -> list[dict]:
             log(f"stage {stage.name}: done before ({record_file})")
             continue
         log(f"stage {stage.name}: log in {log_file(p, stage)}")
+        kept = keep_earlier_attempt(metrics_dir(p), stage.name)
+        if kept is not None:
+            log(f"stage {stage.name}: resuming; the cut attempt's metrics are in {kept}")
         started = time.monotonic()
-        with PeakGpuMemory() as memory, log_file(p, stage).open("w") as out:
+        with PeakGpuMemory() as memory, log_file(p, stage).open("a") as out:
+            out.write(f"{ATTEMPT_HEADER} {time.strftime('%Y-%m-%dT%H:%M:%S%z')}\n")
             code = _call(train_command(p, stage), p, stage, out)
             if code == 0:
                 code = _call(merge_command(stage, checkpoint_dir(p, stage)), p, stage, out)
@@ -167,7 +174,8 @@ def run(p: Plan, dry_run: bool = False, log=None) -> list[dict]:
             "model": stage.model,
             "critic": stage.critic,
             "merged": str(stage.merged),
-            "metrics": str(metrics_file(p, stage)),
+            "metrics": str(metrics_file(metrics_dir(p), stage.name)),
+            "attempts": _attempts(p, stage),
             "log": str(log_file(p, stage)),
         }
         records.append(record)
@@ -180,6 +188,11 @@ def run(p: Plan, dry_run: bool = False, log=None) -> list[dict]:
             out.write(json.dumps(record) + "\n")
             out.flush()
     return records
+
+
+def _attempts(p: Plan, stage: Stage) -> int:
+    lines = log_file(p, stage).read_text(errors="replace").splitlines()
+    return sum(line.startswith(ATTEMPT_HEADER) for line in lines)
 
 
 def _call(command: list[str], p: Plan, stage: Stage, out) -> int:
