@@ -12,7 +12,9 @@ imports the LLM clients its generation scripts use). Wall seconds of the whole p
 and what each harness reported are written as one JSON line per file and harness, and a line
 per file with the ratio of our cold process time to KernelBench's. A warm verdict is also timed
 inside a running Environment (bench, the service and an agent's rounds evaluate so), where the
-interpreter, torch and the GPU are already up.
+interpreter, torch and the GPU are already up: right after a first evaluation (back to back, as a
+bench over stored files runs) and again after a pause (as an agent's round follows its model's
+reply, while the next candidate process starts).
 
     python benchmarks/single_file_vs_kernelbench.py [--kernelbench PATH] --out FILE.jsonl \
         [--case TASK=SUBMISSION ...] [--cache DIR]
@@ -93,13 +95,17 @@ with Environment(EnvConfig(cache_dir=Path(sys.argv[1]))) as env:
 
 
 # A warm verdict where the Environment is already running (bench, the service, an agent's
-# rounds): the second of two evaluations of the file in one Environment.
+# rounds): the second of two evaluations of the file in one Environment, right after the first
+# (back to back, as a bench over stored files runs), then a third after a pause of PAUSE_S
+# seconds, as an agent's round comes after its model's reply.
+PAUSE_S = 10
 _IN_ENVIRONMENT = """
 import json, sys, time
 from pathlib import Path
 from cuda_agent.sandbox import EnvConfig, Environment, read_submission
 from cuda_agent.task import load_task
 task, solution = load_task(sys.argv[2]), read_submission(sys.argv[3])
+pause = float(sys.argv[4])
 marks = [time.perf_counter()]
 env = Environment(EnvConfig(cache_dir=Path(sys.argv[1])))
 marks.append(time.perf_counter())
@@ -107,19 +113,27 @@ env.evaluate(task, solution)
 marks.append(time.perf_counter())
 verdict = env.evaluate(task, solution)
 marks.append(time.perf_counter())
+time.sleep(pause)
+start = time.perf_counter()
+paused = env.evaluate(task, solution)
+after_pause = time.perf_counter() - start
+start = time.perf_counter()
 env.close()
-marks.append(time.perf_counter())
-parts = ("start", "first_evaluation", "seconds", "close")
+close = time.perf_counter() - start
+parts = ("start", "first_evaluation", "seconds")
 row = {p: round(b - a, 3) for p, a, b in zip(parts, marks, marks[1:])}
 stages = {k: round(v, 3) for k, v in verdict.seconds.items()}
-print(json.dumps({**row, "status": verdict.status.value, "reward": verdict.reward,
-                  "stages": stages}))
+print(json.dumps({**row, "close": round(close, 3), "status": verdict.status.value,
+                  "reward": verdict.reward, "stages": stages, "pause_s": pause,
+                  "seconds_after_pause": round(after_pause, 3),
+                  "status_after_pause": paused.status.value,
+                  "stages_after_pause": {k: round(v, 3) for k, v in paused.seconds.items()}}))
 """
 
 
 def _in_environment(task: Path, submission: Path, cache: Path) -> dict:
     cmd = [sys.executable, "-c", _IN_ENVIRONMENT, str(cache), str(task), str(submission)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    proc = subprocess.run([*cmd, str(PAUSE_S)], capture_output=True, text=True, cwd=REPO)
     if proc.returncode != 0 or not proc.stdout.strip():
         return {"error": (proc.stderr or proc.stdout).strip()[-2000:]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
