@@ -244,8 +244,8 @@ def _start_profiler(device: torch.device) -> bool:
     confinement (CUPTI's start-up opens files).
 
     A process's first verification pays seconds of one-time profiler set-up that a recording of
-    the trace's own kind does not trigger, and a session of torch's profiler object does
-    (docs/verdict.md has the measurements). One such session here puts that cost in the spare
+    the trace's own kind does not trigger, and one run of torch's profiler object does
+    (docs/verdict.md has the measurements). One such run here puts that cost in the spare
     process's start, beside the round's build, not in the round's verification."""
     if not start_recording_once(device):
         return False
