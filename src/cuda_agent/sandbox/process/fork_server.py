@@ -12,8 +12,16 @@ from __future__ import annotations
 import multiprocessing.forkserver
 import os
 
-# the modules the server imports once for every child
-PRELOAD = ("torch", "cuda_agent.sandbox.process.child", "cuda_agent.sandbox.process.isolated_call")
+# The modules the server imports once for every child. torch's profiler object imports
+# torch._inductor (and with it torch._dynamo) on its first use in a process, through
+# `hasattr(torch, "_inductor")`: imported in each child, that was most of a candidate process's
+# start (docs/verdict.md has the figures).
+PRELOAD = (
+    "torch",
+    "torch._inductor.config",
+    "cuda_agent.sandbox.process.child",
+    "cuda_agent.sandbox.process.isolated_call",
+)
 
 
 def start_early() -> bool:
