@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).parent.parent
@@ -158,6 +159,17 @@ def _kernelbench_src(given: Path) -> Path:
     sys.exit(f"error: --kernelbench {given}: no src/kernelbench/eval.py there; give a checkout")
 
 
+def _run_facts() -> dict:
+    """The GPU, commit and date each line is measured with (gpu_suite.sh sets the commit)."""
+    probe = "import torch; print(torch.cuda.get_device_name() if torch.cuda.is_available() else '')"
+    gpu = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    return {
+        "gpu": gpu.stdout.strip() or None,
+        "commit": os.environ.get("CUDA_AGENT_COMMIT", "unknown"),
+        "date": datetime.now(UTC).date().isoformat(),
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -176,6 +188,7 @@ def main() -> int:
     # any submission's cost
     tasks = sorted({str(REPO / task) for task, _ in cases})
     subprocess.run([sys.executable, "-c", _PREPARE, str(cache), *tasks], cwd=REPO, check=True)
+    facts = _run_facts()
     with args.out.open("a") as out:
         for task, submission in cases:
             task, submission = REPO / task, REPO / submission
@@ -187,14 +200,15 @@ def main() -> int:
             if src is not None:
                 rows["kernelbench"] = _theirs(src, task, submission)
             for harness, row in rows.items():
-                line = {"task": task.name, "submission": str(submission.relative_to(REPO))}
+                line = {**facts, "task": task.name}
+                line["submission"] = str(submission.relative_to(REPO))
                 line |= {"harness": harness, **row}
                 out.write(json.dumps(line) + "\n")
                 out.flush()
                 print(json.dumps(line), flush=True)
             theirs = rows.get("kernelbench", {}).get("process_seconds")
             if theirs:
-                ratio = {"task": task.name, "harness": "ratio_cold_to_kernelbench"}
+                ratio = {**facts, "task": task.name, "harness": "ratio_cold_to_kernelbench"}
                 ratio["value"] = round(rows["ours_cold"]["seconds"] / theirs, 3)
                 out.write(json.dumps(ratio) + "\n")
                 print(json.dumps(ratio), flush=True)

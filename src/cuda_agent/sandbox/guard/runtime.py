@@ -56,9 +56,8 @@ class _OpRecorder(TorchDispatchMode):
 
 def trace_forward(fn, inputs: list, with_kernels: bool):
     """(output, Trace) of one call, recorded at the dispatcher and (optionally) by the GPU trace
-    the timed calls use (gpu_work.py: CUPTI through kineto, started once per process; torch's
-    profiler object would add seconds of its own set-up to the first call). A trace stopped by
-    the call raises GpuTraceTampered."""
+    the timed calls use (gpu_work.py: CUPTI through kineto, started once per process). A trace
+    stopped by the call raises GpuTraceTampered."""
     trace = Trace()
     if with_kernels:
         with GpuRecorder() as recording:

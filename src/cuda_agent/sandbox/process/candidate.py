@@ -174,7 +174,7 @@ class CandidateProcess:
 def _startup_steps(began: float, stamps: dict, ready: float) -> dict[str, float]:
     """Seconds of each step of a process's start, from the child's wall-clock stamps: reaching
     the child's code (the fork server's own start, when it was not running yet), the CUDA
-    context, the profiler's CUPTI start-up, the confinement, and the answer reaching the parent."""
+    context, the GPU trace's start, the confinement, and the answer reaching the parent."""
     steps, last = {}, began
     for step in ("fork", "cuda", "kernel_trace", "confinement"):  # each stamped at its end
         steps[step] = max(0.0, stamps[step] - last)

@@ -243,10 +243,9 @@ def _start_profiler(device: torch.device) -> bool:
     """Start the GPU trace that verification's kernel check and the timed calls read, before
     confinement (CUPTI's start-up opens files).
 
-    A process's first verification pays seconds of one-time profiler set-up that a recording of
-    the trace's own kind does not trigger, and one run of torch's profiler object does
-    (docs/verdict.md has the measurements). One such run here puts that cost in the spare
-    process's start, beside the round's build, not in the round's verification."""
+    One run of torch's profiler object here puts its one-time set-up in the process's start,
+    beside the round's build, not in the round's verification; the fork server has already
+    imported the torch modules that set-up would import (fork_server.PRELOAD, docs/verdict.md)."""
     if not start_recording_once(device):
         return False
     from torch.profiler import ProfilerActivity, profile

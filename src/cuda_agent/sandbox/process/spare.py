@@ -13,11 +13,10 @@ from cuda_agent.sandbox.process.candidate import CandidateProcess, discard
 class SpareCandidate:
     """Candidate processes started ahead of need, `depth` of them.
 
-    Starting one costs seconds (a CUDA context, the profiler's CUPTI start-up: 4-9 s on an
-    H200's host), more than a round that edits one kernel takes to build (about 2 s). One spare
-    started at the end of a round is ready by the next only when the caller thinks between
-    rounds; with two, back-to-back rounds each take a process that has had two rounds to start.
-    `make` returns a process already started; its `wait_ready` waits for the start to finish.
+    Starting one (a fork, a CUDA context, the GPU trace: about 0.25 s on an H100's host) takes
+    longer on a host busy with builds and other evaluations; with two, back-to-back rounds each
+    take a process that has had two rounds to start. `make` returns a process already started;
+    its `wait_ready` waits for the start to finish.
     """
 
     def __init__(self, make: Callable[[], CandidateProcess], depth: int = 2):
@@ -67,8 +66,7 @@ class SpareCandidate:
         return self._ready.popleft().result()
 
     def close(self) -> None:
-        """Stop every spare, those still starting at once (a start is seconds of CUPTI set-up
-        that nobody will use)."""
+        """Stop every spare, those still starting at once (nobody will use them)."""
         with self._lock:
             self._closed = True
             starting = list(self._starting)
