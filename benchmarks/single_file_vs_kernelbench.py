@@ -133,8 +133,9 @@ print(json.dumps({**row, "close": round(close, 3), "status": verdict.status.valu
 
 
 def _in_environment(task: Path, submission: Path, cache: Path) -> dict:
-    cmd = [sys.executable, "-c", _IN_ENVIRONMENT, str(cache), str(task), str(submission)]
-    proc = subprocess.run([*cmd, str(PAUSE_S)], capture_output=True, text=True, cwd=REPO)
+    args = [str(cache), str(task), str(submission), str(PAUSE_S)]
+    cmd = [sys.executable, "-c", _IN_ENVIRONMENT, *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     if proc.returncode != 0 or not proc.stdout.strip():
         return {"error": (proc.stderr or proc.stdout).strip()[-2000:]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
