@@ -95,3 +95,22 @@ def test_settings_from_verl_sampling_params():
     settings = SamplingSettings.from_params({**params, "max_tokens": 12, "logprobs": True}, 99)
     assert settings == SamplingSettings(max_tokens=12, temperature=0.6, top_p=0.95, top_k=-1)
     assert SamplingSettings.from_params(params, 99).max_tokens == 99
+
+
+def test_generation_runs_without_cudnn_attention_and_restores_it(tiny_model, tokenizer):
+    # cuDNN's attention plans each new sequence length anew: one plan per decoded token
+    generator = HFGenerator.from_pretrained(str(tiny_model), "cpu")
+    forward = generator.model.forward
+    enabled: list[bool] = []
+
+    def recording(*args, **kwargs):
+        enabled.append(torch.backends.cuda.cudnn_sdp_enabled())
+        assert torch.backends.cuda.flash_sdp_enabled() and torch.backends.cuda.math_sdp_enabled()
+        return forward(*args, **kwargs)
+
+    generator.model.forward = recording
+    before = torch.backends.cuda.cudnn_sdp_enabled()
+    prompt = tokenizer.encode("<|im_start|>user\nfuse\n")
+    sampled = generator.generate(prompt, SamplingSettings(max_tokens=6, seed=1))
+    assert len(enabled) >= len(sampled.token_ids) and not any(enabled)
+    assert torch.backends.cuda.cudnn_sdp_enabled() == before

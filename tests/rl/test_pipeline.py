@@ -169,3 +169,18 @@ def test_a_cut_stage_resumes_and_keeps_the_metrics_of_every_step(tmp_path, monke
     assert losses == [1.1, 2.1, 3.2, 4.2, 5.2]
     log = (p.run_dir / "logs" / "warmup.log").read_text()
     assert "attempt 1 resumes after step 0" in log and "attempt 2 resumes after step 2" in log
+
+
+def test_a_merge_runs_in_this_process_and_writes_to_the_stage_log(tmp_path):
+    from cuda_agent.rl import pipeline
+
+    p = plan(tmp_path / "run", "base", tmp_path / "episodes")
+    value = p.stages[2]
+    log = tmp_path / "value.log"
+    with log.open("a") as out:
+        code = pipeline._call(merge_command(value, tmp_path / "no_shards"), p, value, out)
+    text = log.read_text()
+    assert code == 1, text
+    assert text.startswith("$ ") and "-m verl.model_merger merge" in text.splitlines()[0]
+    assert "Traceback" in text and "no_shards" in text  # veRL's own failure, in the log
+    assert "verl.model_merger" in sys.modules or "verl.model_merger.__main__" in sys.modules

@@ -54,6 +54,7 @@ from cuda_agent.rl import (
     verl_command,
     verl_overrides,
 )
+from cuda_agent.rl.module_run import module_of, run_module_command
 from cuda_agent.task import load_tasks
 
 SERVER_START_S = 1800.0  # loading a large checkpoint onto 8 GPUs can take many minutes
@@ -137,7 +138,9 @@ def train(
         return
     if any("$" in part for part in command):
         raise UserError("a multi-node RFT run needs NODE_RANK and MASTER_ADDR set on every node")
-    code = subprocess.call(command)
+    # veRL's PPO trainer runs in this process, which has imported veRL to check the config; the
+    # SFT trainer's torchrun starts its own processes
+    code = run_module_command(command) if module_of(command) else subprocess.call(command)
     if code:
         raise typer.Exit(code)
 

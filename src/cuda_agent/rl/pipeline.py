@@ -36,11 +36,13 @@ from pathlib import Path
 
 from cuda_agent.errors import UserError
 from cuda_agent.rl.gpu_memory import PeakGpuMemory
+from cuda_agent.rl.module_run import module_of, output_to, run_module_command
 from cuda_agent.rl.stage_metrics import keep_earlier_attempt, metrics_file
 
 ORDER = ("warmup", "rft", "value", "ppo")
 EXTERNAL_MODULES = "cuda_agent.rl.worker_plugins"
 ATTEMPT_HEADER = "# attempt started"  # one line in the stage's log per attempt
+MERGER = "verl.model_merger"
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,7 @@ def checkpoint_dir(p: Plan, stage: Stage) -> Path:
 
 
 def merge_command(stage: Stage, shards: Path | str) -> list[str]:
-    command = [sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp"]
+    command = [sys.executable, "-m", MERGER, "merge", "--backend", "fsdp"]
     if stage.role == "critic":
         command.append("--is-value-model")
     return command + ["--local_dir", str(shards), "--target_dir", str(stage.merged)]
@@ -198,4 +200,11 @@ def _attempts(p: Plan, stage: Stage) -> int:
 def _call(command: list[str], p: Plan, stage: Stage, out) -> int:
     out.write(f"$ {shlex.join(command)}\n")
     out.flush()
+    if module_of(command) == MERGER:
+        # here, not in a new interpreter: after the first merge veRL is imported, and a merge of
+        # a small model takes a second, not the 10 s of another start-up
+        import cuda_agent.rl.worker_plugins  # noqa: F401  what VERL_USE_EXTERNAL_MODULES loads
+
+        with output_to(out):
+            return run_module_command(command)
     return subprocess.call(command, env=stage_env(p, stage), stdout=out, stderr=subprocess.STDOUT)
