@@ -9,8 +9,9 @@ merged by veRL's model_merger, as docs/training.md has a user do by hand on a cl
 Sampling (stage 2) needs a vLLM or SGLang server, so rft and value read `--trajectories`. Each
 stage is one `cuda-agent train` process with the config STAGE+SUFFIX (`_1gpu`: one GPU, a tiny
 model, the `hf` rollout, whose module veRL imports in every worker through
-VERL_USE_EXTERNAL_MODULES). Each stage's output goes to RUN/logs/STAGE.log, its per-step metrics
-(veRL's file logger) to RUN/metrics/STAGE.jsonl, and one JSON line per finished stage to
+VERL_USE_EXTERNAL_MODULES); its merge runs in this process (`cuda_agent.rl.module_run`). Each
+stage's output, its merge's included, goes to RUN/logs/STAGE.log, its per-step metrics (veRL's
+file logger) to RUN/metrics/STAGE.jsonl, and one JSON line per finished stage to
 RUN/pipeline.jsonl (exit code, wall time, peak GPU memory, the merged model, attempts); a rerun
 skips the stages recorded there and resumes a cut stage from its last checkpoint (veRL's
 `resume_mode: auto`), its earlier attempts' log kept above the new one and their metrics beside
