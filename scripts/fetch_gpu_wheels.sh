@@ -9,6 +9,8 @@
 #
 #   bash scripts/fetch_gpu_wheels.sh        # the agent's packages (pydantic, openai)
 #   RL=1 bash scripts/fetch_gpu_wheels.sh   # and the RL stack: veRL 0.9.1 and what it imports
+#   KERNELBENCH=1 bash scripts/fetch_gpu_wheels.sh  # and pydra-config, which KernelBench's
+#                                           # scripts need (benchmarks/compare_with_kernelbench.py)
 #
 # The RL stack: veRL imports Ray even for its SFT trainer, and Ray's wheel alone is over what one
 # call to the GPU machine carries, so Ray is packed as ray-VERSION.site.tar.xz, the installed
@@ -44,6 +46,9 @@ if [ "${RL:-0}" = 1 ]; then
   rm -rf "$ray"/ray/{jars,rllib,tune,serve,llm} "$ray/bin"
   XZ_OPT=-9e tar -cJf .whl/ray-2.60.0.site.tar.xz -C "$ray" .
   rm -rf "$ray"
+fi
+if [ "${KERNELBENCH:-0}" = 1 ]; then
+  download pydra-config==0.0.17.post1
 fi
 ls .whl
 du -sh .whl

@@ -12,7 +12,9 @@
 #                "env_round stored service" by default; "busy_host" adds benchmarks/busy_host.py
 #                (an honest kernel and the patched-clock cheat on a host whose cores are held
 #                by CPU-bound processes)); "single_file" runs
-#                benchmarks/single_file_vs_kernelbench.py against the KernelBench checkout in
+#                benchmarks/single_file_vs_kernelbench.py and "compare"
+#                benchmarks/compare_with_kernelbench.py (both harnesses on the same files, then
+#                `cuda-agent compare`; it needs pydra-config) against the KernelBench checkout in
 #                $KERNELBENCH_REPO)
 #   synth        synthesis throughput: 300 candidates through every stage, 14 workers, cut at
 #                255 s (setup included) with partial results kept
@@ -76,6 +78,13 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   if [[ $steps == *" single_file "* ]]; then  # our single-file verdict beside KernelBench's
     python3 benchmarks/single_file_vs_kernelbench.py --kernelbench "${KERNELBENCH_REPO:?}" \
       --out "$OUT/single_file_vs_kernelbench.jsonl" 2>&1 | tee "$OUT/single_file.log" || status=1
+  fi
+  if [[ $steps == *" compare "* ]]; then  # cuda-agent compare on KernelBench's own results
+    work=$(mktemp -d)
+    python3 benchmarks/compare_with_kernelbench.py --kernelbench "${KERNELBENCH_REPO:?}" \
+      --work "$work/compare" --out-file "$OUT/compare_with_kernelbench.jsonl" \
+      --cache "$CUDA_AGENT_CACHE" 2>&1 | tee "$OUT/compare.log" || status=1
+    tar -czf "$OUT/compare_runs.tar.gz" -C "$work" --exclude=kernelbench-build compare
   fi
   if [[ $steps == *" busy_host "* ]]; then  # verdicts while CPU-bound processes hold the cores
     python3 benchmarks/busy_host.py --out "$OUT/busy_host.jsonl" --cache "$CUDA_AGENT_CACHE" \

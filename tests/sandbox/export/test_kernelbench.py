@@ -16,6 +16,9 @@ from cuda_agent.errors import UserError
 from cuda_agent.sandbox import read_solution, solution_from_files
 from cuda_agent.sandbox.build.extension import build_extension
 from cuda_agent.sandbox.export import export_kernelbench
+from cuda_agent.sandbox.single_file.ahead import literal_calls
+from cuda_agent.sandbox.single_file.flags import call_flags
+from cuda_agent.sandbox.single_file.guard import check_call, check_file
 from cuda_agent.task import load_task
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
@@ -75,6 +78,18 @@ def test_the_sources_compile(case, toolchain, build_cache):
     }
     result = build_extension(solution_from_files(files), toolchain, build_cache, link=False)
     assert result.ok, result.log
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_our_own_guard_accepts_the_file(case):
+    # an exported file is scored here too (`cuda-agent compare` runs both harnesses on it)
+    text = _export(case)
+    assert check_file("model_new.py", text, "ModelNew") == []
+    calls = literal_calls(text)
+    assert len(calls) == 1
+    assert check_call(calls[0]) == []
+    flags = call_flags(calls[0], "sm_90")
+    assert flags.refused == () and "-fvisibility=hidden" in flags.host
 
 
 def test_imports_of_the_extension_become_the_build(tmp_path):

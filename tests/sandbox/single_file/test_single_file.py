@@ -162,3 +162,7 @@ def test_architecture_flags_are_replaced_and_named():
     assert "sm_90" in flags.notes[0]
     refused = read_flags(["-fplugin=x.so"], ["-Xcompiler", "-fplugin=y.so"], ["-Wl,-init"], [], "x")
     assert len(refused.refused) == 3
+    hidden = read_flags(["-fvisibility=hidden"], ["-Xcompiler", "-fvisibility=hidden"], [], [], "x")
+    assert not hidden.refused
+    shown = read_flags(["-fvisibility=default"], ["-Xcompiler=-fvisibility=default"], [], [], "x")
+    assert len(shown.refused) == 2

@@ -3,9 +3,10 @@
 The harness compiles with its own toolchain for the GPU it runs on, so flags that choose a GPU
 architecture (`-arch=sm_86`, `-gencode ...`) are dropped (the build's own target replaces them)
 and the verdict says so; include and library folders are the harness's own. The rest are
-allowed only from lists of flags that change how code is optimised or which macros are defined:
-the compilers run in the trusted process, and a flag such as `-fplugin=` or `-Wl,...` would run
-or link code the guard never read.
+allowed only from lists of flags that change how code is optimised or which macros are
+defined, or that keep symbols hidden (as the harness's own build does, and as exported files
+ask): the compilers run in the trusted process, and a flag such as `-fplugin=` or `-Wl,...`
+would run or link code the guard never read.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from cuda_agent.sandbox.process.messages import ExtensionCall
 _HOST_OK = re.compile(
     r"-O[0-3sgz]?|-Ofast|-g\d?|-w|-std=(c|gnu)\+\+\w+|-[DU]\w+(=.*)?|-W(?![lap],)[\w=+-]*"
     r"|-f(no-)?(fast-math|unroll-loops|strict-aliasing|math-errno|finite-math-only|PIC|pic"
-    r"|omit-frame-pointer|tree-vectorize)|-march=native|-mtune=native|-m(avx2?|avx512\w*|fma|sse\w*)"
+    r"|omit-frame-pointer|tree-vectorize)|-fvisibility=hidden|-fvisibility-inlines-hidden"
+    r"|-march=native|-mtune=native|-m(avx2?|avx512\w*|fma|sse\w*)"
 )
 _NVCC_OK = re.compile(
     r"-O[0-3]|-g|-G|-w|-lineinfo|--?use_fast_math|--?std=c\+\+\w+|-[DU]\w+(=.*)?"
