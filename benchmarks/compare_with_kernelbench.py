@@ -20,7 +20,7 @@ python-dotenv, openai) get stand-in modules where they are not installed, since 
 calls them.
 
     python benchmarks/compare_with_kernelbench.py --kernelbench CHECKOUT --work DIR \
-        --out-file FILE.jsonl [--cache DIR]
+        --out-file FILE.jsonl [--cache DIR] [--ids 8-11,40]
 """
 
 from __future__ import annotations
@@ -96,10 +96,13 @@ def _problem_file(checkout: Path, problem_id: int) -> Path:
     return found[0]
 
 
-def _write_submissions(checkout: Path, run_dir: Path) -> list[int]:
-    """The run folder both harnesses read: our exports and the KernelBench-format fixtures."""
+def _write_submissions(checkout: Path, run_dir: Path, only: set[int] | None) -> list[int]:
+    """The run folder both harnesses read: our exports and the KernelBench-format fixtures (of
+    the problem ids in `only`, if given)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     for problem_id, solution in HONEST.items():
+        if only is not None and problem_id not in only:
+            continue
         target = run_dir / f"level_{LEVEL}_problem_{problem_id}_sample_0_kernel.py"
         cmd = [sys.executable, "-m", "cuda_agent", "export", str(FIXTURES / "solutions" / solution)]
         cmd += ["--task", str(_problem_file(checkout, problem_id)), "--to", "kernelbench"]
@@ -108,9 +111,26 @@ def _write_submissions(checkout: Path, run_dir: Path) -> list[int]:
         if proc.returncode != 0:
             _fail(f"export of {solution} failed: {proc.stderr.strip()[-500:]}")
     for path in sorted((FIXTURES / "kernelbench" / "submissions").glob("level_*_kernel.py")):
-        (run_dir / path.name).write_text(path.read_text())
-    names = run_dir.glob(f"level_{LEVEL}_problem_*_sample_0_kernel.py")
-    return sorted(int(p.name.split("_")[3]) for p in names)
+        if only is None or _problem_id(path) in only:
+            (run_dir / path.name).write_text(path.read_text())
+    ids = sorted(_problem_id(p) for p in run_dir.glob(f"level_{LEVEL}_problem_*_kernel.py"))
+    if not ids:
+        _fail(f"--ids {sorted(only or [])}: none of the benchmark's problems")
+    return ids
+
+
+def _problem_id(path: Path) -> int:
+    return int(path.name.split("_")[3])  # level_{L}_problem_{ID}_sample_{K}_kernel.py
+
+
+def _id_set(text: str) -> set[int]:
+    ids: set[int] = set()
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            raise argparse.ArgumentTypeError(f"{text!r}: give ids like 8-11,40")
+        ids.update(range(int(lo), int(hi or lo) + 1))
+    return ids
 
 
 def _ranges(ids: list[int]) -> list[tuple[int, int]]:
@@ -186,6 +206,10 @@ def main() -> int:
     ap.add_argument("--work", type=Path, required=True, help="a new folder for both runs")
     ap.add_argument("--out-file", type=Path, required=True, help="JSONL the result is appended to")
     ap.add_argument("--cache", type=Path, default=None, help="our build and baseline cache")
+    ap.add_argument(
+        "--ids", type=_id_set, default=None,
+        help="only these of the benchmark's problems, e.g. 8-11,40 (default: all)",
+    )  # fmt: skip
     args = ap.parse_args()
     checkout = args.kernelbench.resolve()
     if not (checkout / "scripts" / "eval_from_generations.py").is_file():
@@ -194,7 +218,7 @@ def main() -> int:
     if work.exists() and any(work.iterdir()):
         _fail(f"--work {work} is not empty; give a new folder")
     run_dir = work / "kernelbench-runs" / RUN_NAME
-    ids = _write_submissions(checkout, run_dir)
+    ids = _write_submissions(checkout, run_dir, args.ids)
     print(f"submissions for level {LEVEL} problems {ids} in {run_dir}", flush=True)
     theirs = _theirs(checkout, work, ids)
     print(f"KernelBench: {theirs['seconds']} s, {theirs['results']}", flush=True)

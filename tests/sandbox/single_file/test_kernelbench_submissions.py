@@ -15,9 +15,9 @@ from cuda_agent.sandbox.single_file.guard import check_call, check_file
 
 SUBMISSIONS = Path(__file__).parents[2] / "fixtures" / "kernelbench" / "submissions"
 SHORTCUTS = {
-    20: "calls torch.nn.functional.leaky_relu",
-    21: "references Model (the reference program)",
-    22: "assigns to torch.allclose",
+    8: "calls torch.matmul",
+    9: "references Model (the reference program)",
+    10: "assigns to torch.allclose",
 }
 
 
@@ -36,12 +36,12 @@ def test_each_shortcut_is_refused_for_its_own_rule(problem_id):
 
 
 def test_the_file_that_does_not_compile_passes_the_guard():
-    text = _text(23)
+    text = _text(11)
     assert check_file("model_new.py", text, "ModelNew") == []
     (call,) = literal_calls(text)
-    assert check_call(call) == [] and "row_limit" in call.cuda_sources[0]
+    assert check_call(call) == [] and "acc * scale" in call.cuda_sources[0]
 
 
 def test_every_file_is_named_as_kernelbench_names_samples():
-    names = sorted(p.name for p in SUBMISSIONS.glob("*.py"))
-    assert names == [f"level_1_problem_{i}_sample_0_kernel.py" for i in (20, 21, 22, 23)]
+    names = {p.name for p in SUBMISSIONS.glob("*.py")}
+    assert names == {f"level_1_problem_{i}_sample_0_kernel.py" for i in (8, 9, 10, 11)}
