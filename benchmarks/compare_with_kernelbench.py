@@ -217,6 +217,9 @@ def main() -> int:
     work = args.work.resolve()
     if work.exists() and any(work.iterdir()):
         _fail(f"--work {work} is not empty; give a new folder")
+    facts = _run_facts()
+    if facts["gpu"] is None:
+        _fail("KernelBench's harness evaluates on a CUDA GPU, and torch sees none here")
     run_dir = work / "kernelbench-runs" / RUN_NAME
     ids = _write_submissions(checkout, run_dir, args.ids)
     print(f"submissions for level {LEVEL} problems {ids} in {run_dir}", flush=True)
@@ -235,7 +238,7 @@ def main() -> int:
     if compared["returncode"] != 0 or not comparison_file.is_file():
         _fail(f"cuda-agent compare failed; see {work / 'compare.log'}")
     comparison = json.loads(comparison_file.read_text())
-    line = {**_run_facts(), "level": LEVEL, "problems": ids, "kernelbench": theirs,
+    line = {**facts, "level": LEVEL, "problems": ids, "kernelbench": theirs,
             "ours": ours, **comparison}  # fmt: skip
     with args.out_file.open("a") as out:
         out.write(json.dumps(line) + "\n")

@@ -187,23 +187,30 @@ def main() -> int:
     # the precompiled torch headers, built once per machine, and the task's audit and baselines
     # (single files are evaluated in training mode, as KernelBench runs its references) are not
     # any submission's cost
-    tasks = sorted({str(REPO / task) for task, _ in cases})
-    subprocess.run([sys.executable, "-c", _PREPARE, str(cache), *tasks], cwd=REPO, check=True)
     facts = _run_facts()
+    if facts["gpu"] is None:
+        sys.exit("error: this benchmark times verdicts on a CUDA GPU, and torch sees none here")
+    tasks = sorted({str(REPO / task) for task, _ in cases})
+    prepared = subprocess.run([sys.executable, "-c", _PREPARE, str(cache), *tasks], cwd=REPO)
+    if prepared.returncode != 0:
+        sys.exit(f"error: preparing the tasks' audit and baselines failed (status "
+                 f"{prepared.returncode}); its output is above")  # fmt: skip
     with args.out.open("a") as out:
         for task, submission in cases:
             task, submission = REPO / task, REPO / submission
-            rows = {
-                "ours_cold": _ours(task, submission, cache),
-                "ours_warm": _ours(task, submission, cache),
-                "ours_warm_in_environment": _in_environment(task, submission, cache),
-            }
+            measures = [
+                ("ours_cold", _ours, (task, submission, cache)),
+                ("ours_warm", _ours, (task, submission, cache)),
+                ("ours_warm_in_environment", _in_environment, (task, submission, cache)),
+            ]
             if src is not None:
-                rows["kernelbench"] = _theirs(src, task, submission)
-            for harness, row in rows.items():
+                measures.append(("kernelbench", _theirs, (src, task, submission)))
+            rows = {}
+            for harness, measure, measure_args in measures:  # each line written when measured
+                rows[harness] = measure(*measure_args)
                 line = {**facts, "task": task.name}
                 line["submission"] = str(submission.relative_to(REPO))
-                line |= {"harness": harness, **row}
+                line |= {"harness": harness, **rows[harness]}
                 out.write(json.dumps(line) + "\n")
                 out.flush()
                 print(json.dumps(line), flush=True)
