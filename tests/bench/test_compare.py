@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -16,6 +17,7 @@ from tests.bench.conftest import verdict
 from tests.conftest import FIXTURE_KERNELBENCH
 
 EVAL_RESULTS = FIXTURE_KERNELBENCH / "results" / "eval_results_level1.json"
+BASELINE = FIXTURE_KERNELBENCH / "results" / "baseline_time_torch.json"
 TASKS = {(t.level, t.source.problem_id): t for t in load_tasks(FIXTURE_KERNELBENCH)}
 STATIC_FINDING = "model_new.py:14: calls torch.softmax in forward: PyTorch computes the result"
 RUNTIME_FINDING = "forward dispatched aten::lstm (1x): PyTorch computed part of the result"
@@ -146,6 +148,50 @@ def test_their_problems_give_the_versions_eval_results_lack(tmp_path):
     assert any("versions are unknown" in n for n in plain.notes)
 
 
+def test_their_baseline_file_gives_the_speedups_their_results_lack(tmp_path):
+    _run(tmp_path, {
+        (1, 1): verdict("x", True, 2.0, 1.5),
+        (1, 2): verdict("x", True, 1.8, 1.2),
+        (1, 10): verdict("x", True, 1.2, 0.9),
+    })  # fmt: skip
+    assert _by_problem(compare_with_file(tmp_path, EVAL_RESULTS))[1, 2].theirs_speedup is None
+    comparison = compare_with_file(tmp_path, EVAL_RESULTS, their_baseline=BASELINE)
+    rows = _by_problem(comparison)
+    assert rows[1, 2].theirs_speedup == pytest.approx(0.062 / 0.031)
+    assert rows[1, 1].theirs_speedup == pytest.approx(2.0)  # their run timed its own reference
+    assert rows[1, 10].theirs_speedup is None  # not correct: KernelBench times nothing
+    assert any(str(BASELINE) in n and "over their runtime" in n for n in comparison.notes)
+    assert not any("two machines" in n for n in comparison.notes)
+
+
+def test_a_baseline_from_another_gpu_is_named(tmp_path):
+    _run(tmp_path, {(1, 2): verdict("x", True, 1.8, 1.2)})
+    other = json.loads(BASELINE.read_text())
+    for entry in other["level1"].values():
+        entry["hardware"] = "NVIDIA L40S"
+    path = tmp_path / "l40s.json"
+    path.write_text(json.dumps(other))
+    notes = compare_with_file(tmp_path, EVAL_RESULTS, level=1, their_baseline=path).notes
+    assert any("timed on NVIDIA L40S, their kernels on NVIDIA H100 80GB HBM3" in n for n in notes)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"level1": {"2_Softmax.py": {"std": 0.1}}}, "'2_Softmax.py' has no mean time"),
+        ({"level1": {"Softmax.py": {"mean": 0.1}}}, "'Softmax.py' has no mean time"),
+        ({"level1": {}}, "holds no timings"),
+        ([1, 2], "expected KernelBench's baseline timing JSON"),
+    ],
+)
+def test_a_baseline_file_of_another_shape_is_one_clear_error(tmp_path, data, message):
+    _run(tmp_path / "run", {(1, 2): verdict("x", True, 1.8, 1.2)})
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(UserError, match=re.escape(message)):
+        compare_with_file(tmp_path / "run", EVAL_RESULTS, their_baseline=path)
+
+
 def test_the_command_prints_a_table_and_writes_markdown_and_json(tmp_path):
     run = tmp_path / "run"
     caught = verdict("x", status=Status.VIOLATION, violations=[STATIC_FINDING])
@@ -172,6 +218,10 @@ def test_the_command_prints_a_table_and_writes_markdown_and_json(tmp_path):
         (("--kernelbench-results", "nope.json"), "--kernelbench-results nope.json: no such file"),
         (("--kernelbench-results", str(EVAL_RESULTS), "--level", "2"),
          "holds no results of KernelBench level 2"),
+        (("--kernelbench-results", str(EVAL_RESULTS), "--kernelbench-baseline", "nope.json"),
+         "--kernelbench-baseline nope.json: no such file"),
+        (("--kernelbench-results", str(EVAL_RESULTS), "--kernelbench-baseline",
+          str(EVAL_RESULTS)), "key '1' is not a level"),
     ],
 )  # fmt: skip
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):

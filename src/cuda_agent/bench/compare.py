@@ -13,10 +13,15 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from cuda_agent.bench.jsonl import JsonlLog
+from cuda_agent.bench.kernelbench_baseline import (
+    TheirBaseline,
+    read_their_baseline,
+    with_their_speedups,
+)
 from cuda_agent.bench.kernelbench_results import TheirResult, read_their_results
 from cuda_agent.bench.store import RunStore, TaskResult
 from cuda_agent.errors import UserError
@@ -79,22 +84,42 @@ def compare_with_file(
     level: int | None = None,
     sample: int = 0,
     their_problems: str | Path | None = None,
+    their_baseline: str | Path | None = None,
 ) -> Comparison:
     """The run beside the verdicts in `results_file` (sample `sample` of each problem).
 
     `level` is needed for KernelBench's eval_results.json, which names none; by default it is
     the run's level when the run has a single one. `their_problems` is the KernelBench copy the
-    other run used, to compare problem versions where their file does not identify them."""
+    other run used, to compare problem versions where their file does not identify them.
+    `their_baseline` is KernelBench's baseline timing file, which gives their speed-ups where
+    their results record only the kernels' runtimes."""
     ours = _kernelbench_results(run)
     if level is None:
         levels = {key[0] for key in ours}
         level = levels.pop() if len(levels) == 1 else None
     theirs = read_their_results(results_file, level, sample)
+    notes = []
+    if their_baseline is not None:
+        baseline = read_their_baseline(their_baseline)
+        theirs = with_their_speedups(theirs, baseline)
+        notes.append(_baseline_note(baseline, theirs))
     versions = {}
     if their_problems is not None:
         tasks = load_tasks(their_problems)
         versions = {(t.level, t.source.problem_id): t.hash for t in tasks if t.level is not None}
-    return compare_run(run, theirs, str(results_file), versions, level=level)
+    comparison = compare_run(run, theirs, str(results_file), versions, level=level)
+    return replace(comparison, notes=(*comparison.notes, *notes))
+
+
+def _baseline_note(baseline: TheirBaseline, theirs: list[TheirResult]) -> str:
+    note = f"Their speed-ups: the reference's mean time in {baseline.source} over their runtime."
+    kernels = {t.hardware for t in theirs if t.hardware}
+    if baseline.hardware and kernels and set(baseline.hardware) != kernels:
+        note += (
+            f" The baseline was timed on {', '.join(baseline.hardware)}, their kernels on "
+            f"{', '.join(sorted(kernels))}: those speed-ups compare two machines."
+        )
+    return note
 
 
 def compare_run(

@@ -39,6 +39,7 @@ class TheirResult:
     compiled: bool
     correct: bool
     speedup: float | None = None  # over their reference, when they timed both
+    runtime: float | None = None  # their kernel's mean time as they recorded it (ms), if timed
     timeout: bool = False
     error: str | None = None  # the first line of what went wrong, as they recorded it
     runtime_error: bool = False  # it compiled and then raised, rather than mismatched
@@ -111,6 +112,7 @@ def _from_row(where: str, row) -> TheirResult:
         compiled=bool(row["compiled"]),
         correct=bool(correct),
         speedup=_speedup(row),
+        runtime=_runtime(row),
         timeout=bool(row.get("timeout", False)),
         error=_first_line(row.get("error")),
         runtime_error=bool(row.get("runtime_error", False)),
@@ -145,6 +147,7 @@ def _from_eval_results(path: Path, data: dict, level: int | None) -> list[TheirR
                     compiled=bool(sample["compiled"]),
                     correct=bool(sample.get("correctness", False)),
                     speedup=_speedup(sample),
+                    runtime=_runtime(sample),
                     timeout=bool(meta.get("timeout", False)),
                     error=next((_first_line(meta[k]) for k in _ERROR_KEYS if meta.get(k)), None),
                     runtime_error="runtime_error" in meta,
@@ -163,6 +166,12 @@ def _speedup(row: dict) -> float | None:
         return given if given > 0 else None
     runtime, ref = _number(row.get("runtime")), _number(row.get("ref_runtime"))
     return ref / runtime if runtime and ref and runtime > 0 and ref > 0 else None
+
+
+def _runtime(row: dict) -> float | None:
+    """KernelBench writes -1 where it timed nothing."""
+    runtime = _number(row.get("runtime"))
+    return runtime if runtime is not None and runtime > 0 else None
 
 
 def _max_difference(value) -> float | None:

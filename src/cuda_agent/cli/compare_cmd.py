@@ -31,9 +31,19 @@ def compare(
         Path | None,
         typer.Option(help="The KernelBench copy their run used, to compare problem versions."),
     ] = None,
+    kernelbench_baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--kernelbench-baseline",
+            help="KernelBench's baseline timings (results/timing/HARDWARE/"
+            "baseline_time_torch.json): their speed-ups, as its analysis computes them.",
+        ),
+    ] = None,
 ) -> None:
     """Set the run's verdicts beside another harness's, problem by problem (RUN/compare.md)."""
-    comparison = compare_with_file(run, kernelbench_results, level, sample, their_problems)
+    comparison = compare_with_file(
+        run, kernelbench_results, level, sample, their_problems, kernelbench_baseline
+    )
     markdown, data = write_comparison(comparison, run)
     console = Console()
     table = Table(title=f"{run} beside {kernelbench_results}")
