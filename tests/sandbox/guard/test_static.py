@@ -194,6 +194,8 @@ def test_a_module_object_passed_around_is_caught():
         ("v = abs(x)", "applies abs()"),
         ("a, b = x.chunk(2)\nout = a * b", "applies *"),
         ("z = out.view(-1)\nout = z * 2", "applies *"),
+        ("z = torch.flatten(out, 1)\nout = z * 2", "applies *"),
+        ("a, b = torch.chunk(x, 2)\nout = a * b", "applies *"),
         ("out = self.linear(x)", "the torch module self.linear"),
         ("out = nn.GELU()(x)", "builds torch.nn.GELU outside __init__"),
     ],
@@ -221,6 +223,10 @@ def test_tensor_methods_operators_and_held_modules_are_caught(body, rule):
         "w = self.weight\nout = cuda_extension.scale(out, w, self.linear.in_features)",
         "import math\nscale = math.sqrt(x.shape[-1]) * 2.0",
         "a, b = x.split(2)\nout = cuda_extension.add(a, b)",
+        "out = torch.flatten(out, 1)\nout = torch.reshape(out, (x.shape[0], -1))",
+        "out = torch.unsqueeze(torch.transpose(out, 0, 1), 0).squeeze(0)",
+        "a, b = torch.split(x, 2)\nout = cuda_extension.add(torch.permute(a, (1, 0)), b)",
+        "n = torch.numel(x)\nout = torch.narrow(out, 0, 0, 1)",
     ],
 )
 def test_allocation_metadata_and_views_are_allowed(body):

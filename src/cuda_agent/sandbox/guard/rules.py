@@ -126,6 +126,11 @@ ALLOWED_TENSOR_METHODS = frozenset(
     is_inference
     """.split()
 )
+# The same view and metadata operations called as torch functions (torch.flatten(x, 1) is
+# x.flatten(1)); the runtime guard still refuses any that has to copy.
+VIEW_FUNCTIONS = frozenset(
+    f"torch.{n}" for n in ALLOWED_TENSOR_METHODS if callable(getattr(torch, n, None))
+)
 COMPUTE_METHODS = (
     frozenset(
         n
@@ -216,6 +221,7 @@ ALLOCATION = frozenset(
 ALLOWED_TORCH = (
     TORCH_MODULES
     | ALLOCATION
+    | VIEW_FUNCTIONS
     | frozenset(
         f"torch.{name}"
         for name in """
@@ -341,6 +347,7 @@ NON_TENSOR_METHODS = frozenset(
     """.split()
 )
 TENSOR_RETURNING = ALLOWED_TENSOR_METHODS - NON_TENSOR_METHODS
+TENSOR_VIEW_FUNCTIONS = frozenset(f"torch.{n}" for n in TENSOR_RETURNING) & VIEW_FUNCTIONS
 PY_COMMON_METHODS = COMPUTE_METHODS & frozenset(
     n for t in (list, dict, set, str, tuple, int, float, bytes) for n in dir(t)
 )  # set.add, list.sort, dict.values: tensor methods only when called on a known tensor

@@ -1,7 +1,7 @@
 """Static rules for a solution's Python (model_new.py), read by AST.
 
 Deny by default: every `torch.*` name is PyTorch compute unless it is on the allow-list in
-rules.py (allocation, dtypes, types, metadata). Names are resolved through import and
+rules.py (allocation, dtypes, types, metadata, views). Names are resolved through import and
 assignment aliases (`F = torch.nn.functional`, `from torch.nn.functional import gelu as g`), and
 a reference that is not a call counts too (`self.act = F.gelu`). Tensor operators and methods are
 judged on what the reader can tell is a tensor: forward's parameters, allocations, extension
@@ -35,10 +35,13 @@ from cuda_agent.sandbox.guard.rules import (
     SYMBOLS,
     TENSOR_BUILTINS,
     TENSOR_RETURNING,
+    TENSOR_VIEW_FUNCTIONS,
     TORCH_CATEGORIES,
     TORCH_MODULES,
     VIEW_PROPERTIES,
 )
+
+_PIECES = ("split", "chunk", "unbind")  # views that return a tuple of tensors
 
 
 @dataclass(frozen=True)
@@ -204,7 +207,8 @@ class _Checker(ast.NodeVisitor):
             if q:
                 rule = self.torch_rule(q) if q.startswith("torch.") else None
                 compute = rule is not None and rule[0] == "compute"
-                return q.startswith("cuda_extension.") or q in ALLOCATION or compute
+                made = q in ALLOCATION or q in TENSOR_VIEW_FUNCTIONS
+                return q.startswith("cuda_extension.") or made or compute
             return isinstance(func, ast.Attribute) and self.is_tensor(func.value) and (
                 func.attr in TENSOR_RETURNING or func.attr in COMPUTE_METHODS
             )  # fmt: skip
@@ -299,8 +303,11 @@ class _Checker(ast.NodeVisitor):
 
     def _mark(self, targets: list[ast.expr], value: ast.expr) -> None:
         func = value.func if isinstance(value, ast.Call) else None
-        pieces = isinstance(func, ast.Attribute) and func.attr in ("split", "chunk", "unbind")
-        pieces = pieces and self.is_tensor(func.value)
+        pieces = isinstance(func, ast.Attribute) and func.attr in _PIECES
+        if pieces and self.resolve(func) in {f"torch.{n}" for n in _PIECES}:
+            pieces = bool(value.args) and self.is_tensor(value.args[0])  # torch.chunk(x, 2)
+        else:
+            pieces = pieces and self.is_tensor(func.value)  # x.chunk(2)
         for t in targets:
             if isinstance(t, ast.Name) and (self.is_tensor(value) or pieces):
                 self.tensors.add(t.id)
