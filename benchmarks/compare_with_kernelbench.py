@@ -17,7 +17,8 @@ The KernelBench checkout (used for the measurement only) needs src/kernelbench,
 scripts/eval_from_generations.py and KernelBench/level1, and its configuration package
 `pydra-config` installed; the clients of its generation and cloud scripts (modal, litellm,
 python-dotenv, openai) get stand-in modules where they are not installed, since evaluation never
-calls them.
+calls them. KernelBench builds for the GPU generation in KERNELBENCH_GPU_ARCH (its names:
+Hopper, the default, Ampere, Ada, ...).
 
     python benchmarks/compare_with_kernelbench.py --kernelbench CHECKOUT --work DIR \
         --out-file FILE.jsonl [--cache DIR] [--ids 8-11,40]
