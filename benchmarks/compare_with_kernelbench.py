@@ -33,8 +33,12 @@ import os
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
+
+from _run_facts import run_facts
+
+from cuda_agent.cli.options import parse_int_set
+from cuda_agent.errors import UserError
 
 REPO = Path(__file__).parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
@@ -124,16 +128,6 @@ def _problem_id(path: Path) -> int:
     return int(path.name.split("_")[3])  # level_{L}_problem_{ID}_sample_{K}_kernel.py
 
 
-def _id_set(text: str) -> set[int]:
-    ids: set[int] = set()
-    for part in text.split(","):
-        lo, _, hi = part.strip().partition("-")
-        if not lo.isdigit() or (hi and not hi.isdigit()):
-            raise argparse.ArgumentTypeError(f"{text!r}: give ids like 8-11,40")
-        ids.update(range(int(lo), int(hi or lo) + 1))
-    return ids
-
-
 def _ranges(ids: list[int]) -> list[tuple[int, int]]:
     """Contiguous runs of ids: KernelBench's script takes a range and evaluates every problem in
     it, so a gap would be scored as a missing file."""
@@ -191,16 +185,6 @@ def _cli(args: list[str], log: Path, cache: Path | None) -> dict:
     return {"seconds": round(time.perf_counter() - start, 1), "returncode": proc.returncode}
 
 
-def _run_facts() -> dict:
-    probe = "import torch; print(torch.cuda.get_device_name() if torch.cuda.is_available() else '')"
-    gpu = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    return {
-        "gpu": gpu.stdout.strip() or None,
-        "commit": os.environ.get("CUDA_AGENT_COMMIT", "unknown"),
-        "date": datetime.now(UTC).date().isoformat(),
-    }
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kernelbench", type=Path, required=True, help="a KernelBench checkout")
@@ -208,21 +192,24 @@ def main() -> int:
     ap.add_argument("--out-file", type=Path, required=True, help="JSONL the result is appended to")
     ap.add_argument("--cache", type=Path, default=None, help="our build and baseline cache")
     ap.add_argument(
-        "--ids", type=_id_set, default=None,
-        help="only these of the benchmark's problems, e.g. 8-11,40 (default: all)",
-    )  # fmt: skip
+        "--ids", default=None, help="only these of the benchmark's problems, e.g. 8-11,40"
+    )
     args = ap.parse_args()
+    try:
+        only = parse_int_set(args.ids, "--ids")
+    except UserError as err:
+        _fail(str(err))
     checkout = args.kernelbench.resolve()
     if not (checkout / "scripts" / "eval_from_generations.py").is_file():
         _fail(f"--kernelbench {checkout}: no scripts/eval_from_generations.py; give a checkout")
     work = args.work.resolve()
     if work.exists() and any(work.iterdir()):
         _fail(f"--work {work} is not empty; give a new folder")
-    facts = _run_facts()
+    facts = run_facts()
     if facts["gpu"] is None:
         _fail("KernelBench's harness evaluates on a CUDA GPU, and torch sees none here")
     run_dir = work / "kernelbench-runs" / RUN_NAME
-    ids = _write_submissions(checkout, run_dir, args.ids)
+    ids = _write_submissions(checkout, run_dir, only)
     print(f"submissions for level {LEVEL} problems {ids} in {run_dir}", flush=True)
     theirs = _theirs(checkout, work, ids)
     print(f"KernelBench: {theirs['seconds']} s, {theirs['results']}", flush=True)

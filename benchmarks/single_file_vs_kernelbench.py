@@ -29,8 +29,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
+
+from _run_facts import run_facts
 
 REPO = Path(__file__).parent.parent
 HONEST = REPO / "tests" / "sandbox" / "single_file" / "honest"
@@ -160,17 +161,6 @@ def _kernelbench_src(given: Path) -> Path:
     sys.exit(f"error: --kernelbench {given}: no src/kernelbench/eval.py there; give a checkout")
 
 
-def _run_facts() -> dict:
-    """The GPU, commit and date each line is measured with (gpu_suite.sh sets the commit)."""
-    probe = "import torch; print(torch.cuda.get_device_name() if torch.cuda.is_available() else '')"
-    gpu = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    return {
-        "gpu": gpu.stdout.strip() or None,
-        "commit": os.environ.get("CUDA_AGENT_COMMIT", "unknown"),
-        "date": datetime.now(UTC).date().isoformat(),
-    }
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -187,7 +177,7 @@ def main() -> int:
     # the precompiled torch headers, built once per machine, and the task's audit and baselines
     # (single files are evaluated in training mode, as KernelBench runs its references) are not
     # any submission's cost
-    facts = _run_facts()
+    facts = run_facts()
     if facts["gpu"] is None:
         sys.exit("error: this benchmark times verdicts on a CUDA GPU, and torch sees none here")
     tasks = sorted({str(REPO / task) for task, _ in cases})

@@ -42,6 +42,7 @@ from cuda_agent.sandbox.guard.rules import (
 )
 
 _PIECES = ("split", "chunk", "unbind")  # views that return a tuple of tensors
+_PIECE_FUNCTIONS = frozenset(f"torch.{n}" for n in _PIECES)
 
 
 @dataclass(frozen=True)
@@ -304,7 +305,7 @@ class _Checker(ast.NodeVisitor):
     def _mark(self, targets: list[ast.expr], value: ast.expr) -> None:
         func = value.func if isinstance(value, ast.Call) else None
         pieces = isinstance(func, ast.Attribute) and func.attr in _PIECES
-        if pieces and self.resolve(func) in {f"torch.{n}" for n in _PIECES}:
+        if pieces and self.resolve(func) in _PIECE_FUNCTIONS:
             pieces = bool(value.args) and self.is_tensor(value.args[0])  # torch.chunk(x, 2)
         else:
             pieces = pieces and self.is_tensor(func.value)  # x.chunk(2)
