@@ -1,6 +1,7 @@
-"""What the dispatcher trace records for views, on the CPU: the static guard lets forward call
-view functions (`x.flatten(1)`, `torch.flatten(x, 1)`) because a view that has to copy
-dispatches a copy, which the runtime guard's allow-list refuses."""
+"""What the dispatcher trace records for views and conversions, on the CPU: the static guard lets
+forward call view functions (`x.flatten(1)`, `torch.flatten(x, 1)`) and conversions (`x.float()`,
+`w.to(x.device)`) because a view that has to copy, or a conversion that converts, dispatches a
+copy, which the runtime guard's allow-list refuses."""
 
 from __future__ import annotations
 
@@ -43,3 +44,27 @@ def test_views_dispatch_only_allowed_ops(fn):
 )
 def test_a_view_that_has_to_copy_dispatches_a_refused_op(fn):
     assert _refused(fn) == ["aten::clone"]
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        STRIDED.float,
+        lambda: STRIDED.to(STRIDED.device),
+        lambda: STRIDED.to(device="cpu", dtype=torch.float32),
+        lambda: STRIDED.to(STRIDED),
+    ],
+)
+def test_a_conversion_that_changes_nothing_dispatches_nothing(fn):
+    ops: Counter = Counter()
+    with _OpRecorder(ops):
+        fn()
+    assert ops == Counter()
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [STRIDED.half, STRIDED.double, lambda: STRIDED.to(torch.bfloat16), STRIDED.int().float],
+)
+def test_a_conversion_that_converts_dispatches_a_refused_op(fn):
+    assert _refused(fn) == ["aten::_to_copy"]

@@ -14,8 +14,12 @@ Decisions behind the tables:
 - `std::thread`/`std::async` are refused: work happens on the calling thread, inside the call the
   harness times, not in a thread that can outlive it. Streams a binding creates itself are
   allowed (a multi-stream kernel can be honest); the runtime times with a device-wide
-  synchronisation, so they hide nothing. Python's `torch.cuda` (streams, events, synchronize) is
-  refused: Python has no business with them, and patching them is a classic timing cheat.
+  synchronisation, so they hide nothing. Python's `torch.cuda` is refused (streams, events and
+  device state belong to the harness, and patching them is a classic timing cheat) except the
+  queries and the device-wide synchronize an honest forward writes, which change nothing.
+- Python's `.to()`, `.cuda()` and `.float()` pass the static check: on a tensor already of that
+  device and dtype they dispatch nothing, and one that converts dispatches `aten::_to_copy`, which
+  the runtime guard refuses. A `.to()` naming a dtype other than float32 is refused statically.
 - `at::from_blob` is refused: outputs come from the harness's allocator (`at::empty*`), not from
   memory a binding keeps between calls.
 - Files, processes, signals, the environment, exiting, reflection and dynamic code are refused in
@@ -229,8 +233,16 @@ ALLOWED_TORCH = (
         contiguous_format channels_last preserve_format strided nn.Module float32 float float16
         half bfloat16 float64 double int8 int16 short int32 int int64 long uint8 uint16 uint32
         uint64 bool complex64 cfloat complex128 cdouble float8_e4m3fn float8_e5m2
+        cuda.synchronize cuda.current_stream cuda.current_device cuda.is_available
+        cuda.device_count cuda.get_device_capability cuda.get_device_properties
         """.split()
     )
+)
+# Python conversions that are free when they change nothing (see the module's docstring).
+PY_CONVERSION_METHODS = frozenset({"to", "cuda", "float"})
+FLOAT32_NAMES = frozenset({"torch.float32", "torch.float"})
+TORCH_DTYPES = frozenset(
+    f"torch.{n}" for n in dir(torch) if isinstance(getattr(torch, n, None), torch.dtype)
 )
 TORCH_CATEGORIES = (  # (prefixes, what it is, what to do instead); first match wins
     ("torch.ops", "a PyTorch operator", "write a kernel instead"),

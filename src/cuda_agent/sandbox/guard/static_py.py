@@ -27,16 +27,19 @@ from cuda_agent.sandbox.guard.rules import (
     ALLOWED_TORCH,
     COMPUTE,
     COMPUTE_METHODS,
+    FLOAT32_NAMES,
     FORBIDDEN_BUILTINS,
     HOLDER_TENSORS,
     IMPORT_REASONS,
     MESSAGES,
     PY_COMMON_METHODS,
+    PY_CONVERSION_METHODS,
     SYMBOLS,
     TENSOR_BUILTINS,
     TENSOR_RETURNING,
     TENSOR_VIEW_FUNCTIONS,
     TORCH_CATEGORIES,
+    TORCH_DTYPES,
     TORCH_MODULES,
     VIEW_PROPERTIES,
 )
@@ -390,7 +393,7 @@ class _Checker(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         if isinstance(func, ast.Attribute) and self.resolve(func.value) is None:
-            self._method_call(func)
+            self._method_call(node, func)
         elif (
             isinstance(func, ast.Name)
             and func.id in TENSOR_BUILTINS
@@ -401,7 +404,7 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, "builtin_on_tensor", name=func.id)
         self.generic_visit(node)
 
-    def _method_call(self, func: ast.Attribute) -> None:
+    def _method_call(self, call: ast.Call, func: ast.Attribute) -> None:
         name, recv, cls = func.attr, func.value, self.cls
         if name.startswith("register_") and name not in ALLOWED_REGISTER:
             self.flag(func, "hook", name=name)
@@ -411,10 +414,18 @@ class _Checker(ast.NodeVisitor):
             self.flag(func, "held_module", name=name, q=cls.holders[name])
         elif (_is_self(recv) and cls and name in cls.methods) or _is_super_call(recv):
             return
+        elif name in PY_CONVERSION_METHODS and not self._names_other_dtype(call):
+            return
         elif name in COMPUTE_METHODS and (name not in PY_COMMON_METHODS or self.is_tensor(recv)):
             self.flag(func, "method", name=name)
         elif name.startswith("_") and not _is_self(recv):
             self.flag(func, "private", name=name)
+
+    def _names_other_dtype(self, call: ast.Call) -> bool:
+        """Whether a conversion's arguments name a dtype other than float32 (x.to(torch.half))."""
+        values = [*call.args, *(k.value for k in call.keywords)]
+        names = {self.resolve(v) for v in values}
+        return any(q in TORCH_DTYPES and q not in FLOAT32_NAMES for q in names)
 
     def _operator(self, node: ast.AST, op: ast.AST, operands: list[ast.expr]) -> None:
         if self.in_init:
@@ -468,10 +479,13 @@ class _Checker(ast.NodeVisitor):
             if isinstance(target, ast.Tuple | ast.List):
                 self._check_targets(list(target.elts), verb)
                 continue
-            root = target
-            while isinstance(root, ast.Attribute | ast.Subscript):
-                root = root.value
-            if root is not target and isinstance(root, ast.Name) and root.id in self.aliases:
+            root, via_class = target, False
+            while isinstance(root, ast.Attribute | ast.Subscript | ast.Call):
+                via_class |= isinstance(root, ast.Attribute) and root.attr == "__class__"
+                root = root.func if isinstance(root, ast.Call) else root.value
+            if via_class and root is not target:  # x.__class__.add = ...: patches the class
+                self.flag(target, "patch", verb=verb, target=ast.unparse(target))
+            elif root is not target and isinstance(root, ast.Name) and root.id in self.aliases:
                 base = target.value if isinstance(target, ast.Subscript) else None
                 if base is None or self.resolve(base) not in self.dialect.assignable:
                     self.flag(target, "patch", verb=verb, target=ast.unparse(target))
