@@ -68,3 +68,18 @@ def test_a_conversion_that_changes_nothing_dispatches_nothing(fn):
 )
 def test_a_conversion_that_converts_dispatches_a_refused_op(fn):
     assert _refused(fn) == ["aten::_to_copy"]
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda: torch.full((3,), -float("inf")),
+        lambda: torch.ones(3),
+        lambda: torch.full_like(STRIDED, 2.0),
+        lambda: torch.ones_like(STRIDED),
+        lambda: STRIDED.new_full((2,), 1.0),
+        lambda: STRIDED.new_ones(2),
+    ],
+)
+def test_a_constant_fill_is_allocation(fn):
+    assert _refused(fn) == []

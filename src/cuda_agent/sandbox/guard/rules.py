@@ -2,9 +2,10 @@
 
 Decisions behind the tables:
 - Deny by default. Every `torch.*` (Python) and `at::`/`torch::`/`c10::` (C++) name is PyTorch
-  compute unless it is allocation (`empty*`, `zeros*`), a dtype, a type, tensor metadata, a view,
-  the current CUDA stream or the device guard.
-- cuBLAS and cuDNN may be called (the issue allows them), also through torch's own handle
+  compute unless it is allocation (`empty*`, `zeros*`, `ones*`, `full*`: a constant fill is
+  allocation), a dtype, a type, tensor metadata, a view, the current CUDA stream or the device
+  guard.
+- cuBLAS and cuDNN may be called, also through torch's own handle
   `at::cuda::getCurrentCUDABlasHandle()`: the kernels that run are cuBLAS's either way, and the
   handle carries torch's current stream and workspace. torch's GEMM wrappers (`at::cuda::blas::*`)
   are ATen, not cuBLAS, and are refused like any ATen operator.
@@ -94,7 +95,8 @@ ALLOWED_ATEN = tuple(
         r"|OptionalIntArrayRef|Dtype|optional|nullopt|string_view|irange|elementSize|toString)",
         r"(at|torch|c10)::(ScalarType|DeviceType|Layout|MemoryFormat)(::\w+)?",  # enum values
         r"(at|torch|c10)::k[A-Z]\w*",
-        r"(at|torch)::(empty|empty_like|empty_strided|zeros|zeros_like|dtype|device)",
+        r"(at|torch)::(empty|empty_like|empty_strided|zeros|zeros_like|ones|ones_like|full"
+        r"|full_like|dtype|device)",
         r"(at|c10)::cuda::(getCurrentCUDAStream|CUDAStream|CUDAGuard|OptionalCUDAGuard"
         r"|current_device|getCurrentDeviceProperties|getDeviceProperties"
         r"|getCurrentCUDABlasHandle|getCurrentCUDABlasLtHandle)",
@@ -108,7 +110,8 @@ ATEN_REASONS = (  # (prefix, what it is); default: not on the ATen allow-list
     ("torch::from_blob", "wraps memory the harness's allocator does not own"),
 )
 ATEN_FIX = (
-    "from ATen use only allocation (empty*, zeros*), tensor metadata and types, the current CUDA "
+    "from ATen use only allocation (empty*, zeros*, ones*, full*), tensor metadata and types, the "
+    "current CUDA "
     "stream and the device guard; write a kernel or call cuBLAS/cuDNN for the work"
 )
 ALLOWED_PYBIND = frozenset(
@@ -126,7 +129,8 @@ ALLOWED_TENSOR_METHODS = frozenset(
     is_floating_point is_complex is_signed get_device view view_as reshape reshape_as contiguous
     unsqueeze squeeze flatten unflatten permute transpose t movedim moveaxis swapaxes swapdims
     expand expand_as narrow select split chunk unbind as_strided diagonal unfold detach
-    requires_grad_ new_empty new_empty_strided new_zeros dim_order has_names is_pinned
+    requires_grad_ new_empty new_empty_strided new_zeros new_ones new_full dim_order has_names
+    is_pinned
     is_inference
     """.split()
 )
@@ -203,6 +207,7 @@ CPP_KEYWORDS = frozenset(
 
 ALLOWED_IMPORTS = frozenset(
     "torch torch.nn torch.nn.functional cuda_extension math typing dataclasses functools numbers "
+    "itertools collections collections.abc "
     "__future__".split()
 )
 IMPORT_REASONS = {
@@ -220,7 +225,8 @@ IMPORT_REASONS = {
 }
 TORCH_MODULES = frozenset({"torch", "torch.nn", "torch.nn.functional"})
 ALLOCATION = frozenset(
-    f"torch.{n}" for n in "empty empty_like empty_strided zeros zeros_like".split()
+    f"torch.{n}"
+    for n in "empty empty_like empty_strided zeros zeros_like ones ones_like full full_like".split()
 )
 ALLOWED_TORCH = (
     TORCH_MODULES
@@ -230,7 +236,8 @@ ALLOWED_TORCH = (
         f"torch.{name}"
         for name in """
         Tensor Size device dtype no_grad inference_mode is_tensor is_floating_point finfo iinfo
-        contiguous_format channels_last preserve_format strided nn.Module float32 float float16
+        contiguous_format channels_last channels_last_3d preserve_format strided nn.Module float32
+        float float16
         half bfloat16 float64 double int8 int16 short int32 int int64 long uint8 uint16 uint32
         uint64 bool complex64 cfloat complex128 cdouble float8_e4m3fn float8_e5m2
         cuda.synchronize cuda.current_stream cuda.current_device cuda.is_available

@@ -22,7 +22,8 @@ ALLOWED_OPS = frozenset(
     "aten::" + name
     for name in (
         "empty empty_strided empty_like new_empty new_empty_strided zeros zeros_like new_zeros "
-        "zero_ fill_ resize_ view _unsafe_view _reshape_alias as_strided t transpose permute "
+        "ones ones_like new_ones full full_like new_full zero_ fill_ resize_ view _unsafe_view "
+        "_reshape_alias as_strided t transpose permute "
         "unsqueeze squeeze expand select slice split split_with_sizes unbind chunk narrow alias "
         "detach lift_fresh diagonal unfold view_as_real view_as_complex _local_scalar_dense "
         "sym_size sym_stride sym_numel sym_storage_offset is_contiguous set_ record_stream"

@@ -15,6 +15,7 @@ storing a torch function for later, or calling a held module in forward, is refu
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -87,6 +88,7 @@ class _ClassInfo:
     methods: set[str] = field(default_factory=set)
     tensors: set[str] = field(default_factory=set)  # self.X holding a tensor
     holders: dict[str, str] = field(default_factory=dict)  # self.X = nn.Linear(...)
+    init_only: set[str] = field(default_factory=set)  # methods only __init__ calls
 
 
 class _Checker(ast.NodeVisitor):
@@ -97,6 +99,10 @@ class _Checker(ast.NodeVisitor):
         nodes = list(ast.walk(tree))
         self.parent = {c: p for p in nodes for c in ast.iter_child_nodes(p)}
         self.bound = _bound_names(nodes)
+        self.loaded = {
+            n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        }
+        self.attr_uses = Counter(n.attr for n in nodes if isinstance(n, ast.Attribute))
         self.aliases: dict[str, str] = {}
         self._collect_aliases(nodes)
         self.local_classes = {n.name for n in nodes if isinstance(n, ast.ClassDef)}
@@ -129,9 +135,10 @@ class _Checker(ast.NodeVisitor):
                 for t in node.targets:
                     if target and isinstance(t, ast.Name):
                         self.aliases[t.id] = target
-                    elif target == "cuda_extension" and isinstance(t, ast.Attribute):
-                        if _is_self(t.value):  # self.ext = load_inline(...): self.ext.f(x)
-                            self.aliases[f"self.{t.attr}"] = target
+                    elif (target or "").split(".")[0] == "cuda_extension" and _is_self(
+                        getattr(t, "value", None)
+                    ):  # self.ext = load_inline(...): self.ext.f(x); self.mm = ext.f: self.mm(x)
+                        self.aliases[f"self.{t.attr}"] = target
 
     def _builds_extension(self, value: ast.AST) -> bool:
         """A call of the dialect's extension builders (load_inline in a single-file submission)."""
@@ -187,7 +194,8 @@ class _Checker(ast.NodeVisitor):
         if rule is None or (rule[0] in ("compute", "nn") and self.in_init and called):
             return
         if rule[0] == "nn":
-            self.flag(node, "nn_outside_init", q=q)
+            if called:  # named without building (isinstance, a default) it computes nothing
+                self.flag(node, "nn_outside_init", q=q)
         else:
             verb = "calls" if called else "uses"
             self.flag(node, "torch", verb=verb, q=q, what=rule[1], fix=rule[2])
@@ -240,13 +248,18 @@ class _Checker(ast.NodeVisitor):
         if node.keywords:
             self.flag(node, "keywords", cls=node.name)
         info = _ClassInfo()
-        for item in node.body:
-            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
-                info.methods.add(item.name)
-                if _is_dunder(item.name) and item.name not in ALLOWED_DUNDER_METHODS:
-                    self.flag(item, "dunder_method", name=item.name)
-                if item.name == "__init__":
-                    self._collect_init(item, info)
+        methods = {
+            item.name: item
+            for item in node.body
+            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+        }
+        info.methods = set(methods)
+        info.init_only = _init_only(methods, self.attr_uses)
+        for name, item in methods.items():
+            if _is_dunder(name) and name not in ALLOWED_DUNDER_METHODS:
+                self.flag(item, "dunder_method", name=name)
+            if name == "__init__" or name in info.init_only:
+                self._collect_init(item, info)
         outer, self.cls = self.cls, info
         self.generic_visit(node)
         self.cls = outer
@@ -269,9 +282,17 @@ class _Checker(ast.NodeVisitor):
                     info.tensors.add(str(node.args[0].value))
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if isinstance(self.parent.get(node), ast.Module) and node.name not in self.loaded:
+            # nothing in the file calls it (get_inputs, a leftover helper): its body never
+            # runs; what runs as it is defined (decorators, defaults) is still read
+            for part in (*node.decorator_list, node.args, node.returns):
+                if part is not None:
+                    self.visit(part)
+            return
         saved = (self.in_init, self.tensors)
         method = isinstance(self.parent.get(node), ast.ClassDef)
-        self.in_init = self.in_init or (method and node.name == "__init__")
+        init_only = method and self.cls is not None and node.name in self.cls.init_only
+        self.in_init = self.in_init or (method and node.name == "__init__") or init_only
         self.tensors = set() if self.in_init else self._tensor_names(node)
         self.generic_visit(node)
         self.in_init, self.tensors = saved
@@ -361,6 +382,7 @@ class _Checker(ast.NodeVisitor):
             name in FORBIDDEN_BUILTINS
             and name not in self.dialect.allowed_builtins
             and (name not in self.bound or name == "__import__")
+            and not self._reads_own_attribute(node)
         ):
             what, fix = FORBIDDEN_BUILTINS[name]
             self.flag(node, "builtin", name=name, what=what, fix=fix)
@@ -378,6 +400,15 @@ class _Checker(ast.NodeVisitor):
         self._maybe_reference(node)
         self.generic_visit(node)
 
+    def _reads_own_attribute(self, node: ast.Name) -> bool:
+        """getattr(self.gru, f"weight_l{k}") or hasattr(self, "ready"): reading the module's
+        own attributes by name, not reaching other modules."""
+        call = self.parent.get(node)
+        if node.id not in _READERS or not isinstance(call, ast.Call) or call.func is not node:
+            return False
+        owner = call.args[0] if call.args else None
+        return _is_self(owner) if node.id == "hasattr" else _is_self_attribute(owner)
+
     def _maybe_reference(self, node: ast.Name | ast.Attribute) -> None:
         parent = self.parent.get(node)
         if not isinstance(node.ctx, ast.Load) or (
@@ -392,7 +423,7 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        if isinstance(func, ast.Attribute) and self.resolve(func.value) is None:
+        if isinstance(func, ast.Attribute) and self.resolve(func) is None:
             self._method_call(node, func)
         elif (
             isinstance(func, ast.Name)
@@ -479,11 +510,11 @@ class _Checker(ast.NodeVisitor):
             if isinstance(target, ast.Tuple | ast.List):
                 self._check_targets(list(target.elts), verb)
                 continue
-            root, via_class = target, False
+            root, reached = target, False
             while isinstance(root, ast.Attribute | ast.Subscript | ast.Call):
-                via_class |= isinstance(root, ast.Attribute) and root.attr == "__class__"
+                reached |= isinstance(root, ast.Call) or _attr(root) == "__class__"
                 root = root.func if isinstance(root, ast.Call) else root.value
-            if via_class and root is not target:  # x.__class__.add = ...: patches the class
+            if reached:  # x.__class__.add = ..., type(x).add = ...: patches a class
                 self.flag(target, "patch", verb=verb, target=ast.unparse(target))
             elif root is not target and isinstance(root, ast.Name) and root.id in self.aliases:
                 base = target.value if isinstance(target, ast.Subscript) else None
@@ -492,6 +523,7 @@ class _Checker(ast.NodeVisitor):
 
 
 _REGISTER_TENSOR = ("register_buffer", "register_parameter")
+_READERS = frozenset({"getattr", "hasattr"})
 
 
 def _attr(node: ast.AST) -> str | None:
@@ -506,12 +538,55 @@ def _is_name(node: ast.AST | None, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
+def _is_self_attribute(node: ast.AST | None) -> bool:
+    """self.x, self.x.y, self.x[0]: something the module itself holds."""
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        if _is_self(node.value):
+            return True
+        node = node.value
+    return False
+
+
 def _is_super_call(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and _is_name(node.func, "super")
 
 
 def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _init_only(
+    methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef], uses: Counter
+) -> set[str]:
+    """Methods only __init__ runs (self.reset_parameters()): reached from it by direct calls,
+    and named nowhere else in the file, so they run once, on no input, as __init__ does."""
+    calls = {
+        name: [
+            n
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and _is_self(n.func.value)
+        ]
+        for name, fn in methods.items()
+    }
+    if "__init__" not in methods:
+        return set()
+    found: set[str] = set()
+    todo = ["__init__"]
+    while todo:
+        for call in calls[todo.pop()]:
+            name = call.func.attr
+            if name in methods and name not in found | {"__init__", "forward"}:
+                if not _is_dunder(name):
+                    found.add(name)
+                    todo.append(name)
+    while True:  # a method named elsewhere leaves the set, and so do the calls it makes
+        direct = Counter(c.func.attr for m in ["__init__", *found] for c in calls[m])
+        kept = {name for name in found if uses[name] == direct[name]}
+        if kept == found:
+            return found
+        found = kept
 
 
 def _bound_names(nodes: list[ast.AST]) -> set[str]:

@@ -26,7 +26,8 @@ IMPORTS = ALLOWED_IMPORTS | frozenset(
     "warnings".split()
 )
 _OS_ALLOWED = frozenset(
-    "path environ getenv makedirs mkdir getcwd listdir remove unlink sep fspath cpu_count".split()
+    "path environ getenv getpid makedirs mkdir getcwd listdir remove unlink sep fspath "
+    "cpu_count".split()
 )
 INCLUDES = (*ALLOWED_INCLUDES, "pybind11/pybind11.h", "pybind11/stl.h")
 _OWN_MODULE = re.compile(r": uses PYBIND11_MODULE: ")
