@@ -84,7 +84,7 @@ HONEST = {
 
 @pytest.mark.parametrize("text", HONEST.values(), ids=HONEST.keys())
 def test_honest_form_passes(text):
-    assert "def " in text and violations(text) == []
+    assert violations(text) == []
 
 
 CHEATS = {

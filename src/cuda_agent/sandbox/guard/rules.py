@@ -88,6 +88,9 @@ INCLUDE_FIX = (
     "headers, the standard library and your own headers"
 )
 
+# Allocation, in both languages: torch.NAME in Python, at::/torch::NAME in C++ (a constant fill is
+# allocation; runtime.ALLOWED_OPS allows the aten ops these dispatch)
+ALLOCATORS = "empty empty_like empty_strided zeros zeros_like ones ones_like full full_like".split()
 ALLOWED_ATEN = tuple(
     re.compile(p)
     for p in (
@@ -95,8 +98,7 @@ ALLOWED_ATEN = tuple(
         r"|OptionalIntArrayRef|Dtype|optional|nullopt|string_view|irange|elementSize|toString)",
         r"(at|torch|c10)::(ScalarType|DeviceType|Layout|MemoryFormat)(::\w+)?",  # enum values
         r"(at|torch|c10)::k[A-Z]\w*",
-        r"(at|torch)::(empty|empty_like|empty_strided|zeros|zeros_like|ones|ones_like|full"
-        r"|full_like|dtype|device)",
+        rf"(at|torch)::({'|'.join(ALLOCATORS)}|dtype|device)",
         r"(at|c10)::cuda::(getCurrentCUDAStream|CUDAStream|CUDAGuard|OptionalCUDAGuard"
         r"|current_device|getCurrentDeviceProperties|getDeviceProperties"
         r"|getCurrentCUDABlasHandle|getCurrentCUDABlasLtHandle)",
@@ -111,8 +113,7 @@ ATEN_REASONS = (  # (prefix, what it is); default: not on the ATen allow-list
 )
 ATEN_FIX = (
     "from ATen use only allocation (empty*, zeros*, ones*, full*), tensor metadata and types, the "
-    "current CUDA "
-    "stream and the device guard; write a kernel or call cuBLAS/cuDNN for the work"
+    "current CUDA stream and the device guard; write a kernel or call cuBLAS/cuDNN for the work"
 )
 ALLOWED_PYBIND = frozenset(
     "arg arg_v kw_only pos_only return_value_policy call_guard gil_scoped_release".split()
@@ -130,8 +131,7 @@ ALLOWED_TENSOR_METHODS = frozenset(
     unsqueeze squeeze flatten unflatten permute transpose t movedim moveaxis swapaxes swapdims
     expand expand_as narrow select split chunk unbind as_strided diagonal unfold detach
     requires_grad_ new_empty new_empty_strided new_zeros new_ones new_full dim_order has_names
-    is_pinned
-    is_inference
+    is_pinned is_inference
     """.split()
 )
 # The same view and metadata operations called as torch functions (torch.flatten(x, 1) is
@@ -224,10 +224,7 @@ IMPORT_REASONS = {
     ),
 }
 TORCH_MODULES = frozenset({"torch", "torch.nn", "torch.nn.functional"})
-ALLOCATION = frozenset(
-    f"torch.{n}"
-    for n in "empty empty_like empty_strided zeros zeros_like ones ones_like full full_like".split()
-)
+ALLOCATION = frozenset(f"torch.{n}" for n in ALLOCATORS)
 ALLOWED_TORCH = (
     TORCH_MODULES
     | ALLOCATION
@@ -237,9 +234,8 @@ ALLOWED_TORCH = (
         for name in """
         Tensor Size device dtype no_grad inference_mode is_tensor is_floating_point finfo iinfo
         contiguous_format channels_last channels_last_3d preserve_format strided nn.Module float32
-        float float16
-        half bfloat16 float64 double int8 int16 short int32 int int64 long uint8 uint16 uint32
-        uint64 bool complex64 cfloat complex128 cdouble float8_e4m3fn float8_e5m2
+        float float16 half bfloat16 float64 double int8 int16 short int32 int int64 long uint8
+        uint16 uint32 uint64 bool complex64 cfloat complex128 cdouble float8_e4m3fn float8_e5m2
         cuda.synchronize cuda.current_stream cuda.current_device cuda.is_available
         cuda.device_count cuda.get_device_capability cuda.get_device_properties
         """.split()

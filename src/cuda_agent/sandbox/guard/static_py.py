@@ -560,6 +560,8 @@ def _init_only(
 ) -> set[str]:
     """Methods only __init__ runs (self.reset_parameters()): reached from it by direct calls,
     and named nowhere else in the file, so they run once, on no input, as __init__ does."""
+    if "__init__" not in methods:
+        return set()
     calls = {
         name: [
             n
@@ -570,17 +572,14 @@ def _init_only(
         ]
         for name, fn in methods.items()
     }
-    if "__init__" not in methods:
-        return set()
     found: set[str] = set()
     todo = ["__init__"]
     while todo:
         for call in calls[todo.pop()]:
             name = call.func.attr
-            if name in methods and name not in found | {"__init__", "forward"}:
-                if not _is_dunder(name):
-                    found.add(name)
-                    todo.append(name)
+            if name in methods and name not in found | {"forward"} and not _is_dunder(name):
+                found.add(name)
+                todo.append(name)
     while True:  # a method named elsewhere leaves the set, and so do the calls it makes
         direct = Counter(c.func.attr for m in ["__init__", *found] for c in calls[m])
         kept = {name for name in found if uses[name] == direct[name]}
