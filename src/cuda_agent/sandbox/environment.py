@@ -44,6 +44,7 @@ from cuda_agent.sandbox.single_file.evaluate import evaluate_single_file
 from cuda_agent.sandbox.single_file.extensions import ExtensionBuilder
 from cuda_agent.sandbox.single_file.submission import SingleFileSolution
 from cuda_agent.sandbox.timing.baselines import BaselineRecord
+from cuda_agent.sandbox.timing.cross_check import contested_note
 from cuda_agent.sandbox.timing.gpu_work import start_recording_once
 from cuda_agent.sandbox.timing.profile import CandidateRun, TimingJob, profile_candidate
 from cuda_agent.sandbox.trusted import TrustedSide
@@ -328,6 +329,8 @@ class Environment:
             if failure is not None:
                 return to_verdict(head, failure, True, facts)
             trusted.store_baseline(ref, audit, result)
+            if result.contested:
+                head.notes.append(contested_note(result.device_wait_ms))
             return to_verdict(head, _timed(result, audit.distribution), True, facts)
         except torch.cuda.OutOfMemoryError as err:
             return to_verdict(head, harness_out_of_memory(err), True, facts)

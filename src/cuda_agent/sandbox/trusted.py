@@ -145,8 +145,10 @@ class TrustedSide:
                 host_preemptions=r.host_preemptions,
                 timing_method=TIMING_METHOD,
                 module_mode=ref.module_mode,
+                device_wait_ms=r.device_wait_ms,
             )
-            save_json(path, record)
+            if not r.contested:  # a pass slowed by another process's work would stay cached
+                save_json(path, record)
         return record
 
     def _compile_cost_path(self, ref: Reference) -> Path:

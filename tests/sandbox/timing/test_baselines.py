@@ -1,5 +1,9 @@
-"""The baseline cache on disk: written atomically, and never reused across timing methods."""
+"""The baseline cache on disk: written atomically, never reused across timing methods, and never
+written from a pass that other work on the GPU slowed."""
 
+from types import SimpleNamespace
+
+from cuda_agent.sandbox import EnvConfig
 from cuda_agent.sandbox.timing.baselines import (
     TIMING_METHOD,
     BaselineRecord,
@@ -7,6 +11,8 @@ from cuda_agent.sandbox.timing.baselines import (
     load_baseline,
     save_json,
 )
+from cuda_agent.sandbox.timing.profile import ProfileResult
+from cuda_agent.sandbox.trusted import TrustedSide
 
 
 def _record(method):
@@ -48,3 +54,18 @@ def test_an_unreadable_record_is_timed_again(tmp_path):
     path.write_text("{not json")
     assert load_baseline(path) is None
     assert load_baseline(tmp_path / "missing.json") is None
+
+
+def _timed(wait_ms):
+    return ProfileResult(1.0, 0.01, 0.5, 0.01, 9.0, 30, device_wait_ms=wait_ms)
+
+
+def test_baselines_timed_while_other_work_shared_the_gpu_are_not_cached(tmp_path):
+    side = TrustedSide(EnvConfig(cache_dir=tmp_path), None, "NVIDIA H100 80GB HBM3")
+    ref = SimpleNamespace(task=SimpleNamespace(name="t", hash="abc"), module_mode="train")
+    audit = SimpleNamespace(distribution="task")
+    record = side.store_baseline(ref, audit, _timed(0.815))
+    assert record.device_wait_ms == 0.815 and record.eager_ms == 1.0
+    assert side.compile_baseline(ref) is None  # timed again on the next evaluation
+    side.store_baseline(ref, audit, _timed(0.03))
+    assert side.compile_baseline(ref).device_wait_ms == 0.03

@@ -59,6 +59,23 @@ def test_escaped_work_shows_through_an_equally_loaded_ping():
     assert "still running when forward returned" in found
 
 
+# the reference's calls waiting 0.815 ms for the device: veRL trained on the same H100
+BUSY_GPU = [CallTime(stream_ms=1.0, wide_ms=1.815, host_ms=1.9, gpu_ms=0.97) for _ in range(12)]
+
+
+def test_another_processs_work_on_the_gpu_is_not_work_the_candidate_left():
+    # an honest LayerNorm timed beside that training: 0.401 ms waits after its calls, 0.333 ms
+    # after the no-op calls beside them; the reference's calls waited longer still
+    checks = cross_check(_calls(0.33, 0.40), _pings(0.333), [0.0] * 12, BUSY_GPU)
+    assert checks.escaped_ms > max(0.02, 0.1 * checks.candidate_ms)
+    assert checks.violations() == []
+
+
+def test_work_left_running_shows_through_another_processs_work():
+    [found] = cross_check(_calls(0.05, 2.8), _pings(0.333), [0.0] * 12, BUSY_GPU).violations()
+    assert "still running when forward returned" in found and "0.815 ms after the ref" in found
+
+
 def test_device_time_beyond_the_host_clock_is_tampering():
     calls = _calls(0.3, 0.02)
     calls[3] = CallTime(0.3, 5.0, 0.4)
@@ -206,6 +223,22 @@ def test_baselines_and_candidate_are_timed_interleaved_in_a_varying_order(cpu_ti
     assert result.timing_checks["host_preemptions"] >= 0
     # the round trip beyond the reported call, less the untimed call's time and a ping's
     assert result.timing_checks["unreported_ms"] == pytest.approx((0.4 - 0.29 - 0.1) - (0.1 - 0.06))
+
+
+def test_a_pass_whose_reference_waited_long_for_the_device_is_contested(cpu_timer, monkeypatch):
+    def timed_call(fn, inputs, flush):  # each trusted call waits 0.8 ms for the device
+        return fn(*inputs), CallTime(1.04, 1.84, 1.9, 1.0, ("at::native::mul",))
+
+    monkeypatch.setattr(interleave, "timed_call", timed_call)
+    result = _profile([], _Cand([], lambda x: x * 2))
+    assert result.failure is None and result.contested
+    assert result.device_wait_ms == pytest.approx(0.8)
+    assert _profile([], None).contested  # a pass of the baselines alone as well
+
+
+def test_a_quiet_pass_is_not_contested(cpu_timer):
+    result = _profile([], _Cand([], lambda x: x * 2))
+    assert result.device_wait_ms == pytest.approx(0.02) and not result.contested
 
 
 def _profile_with_retry(cand):

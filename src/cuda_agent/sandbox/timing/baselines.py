@@ -33,6 +33,9 @@ class BaselineRecord(BaseModel):
     # TIMING_METHOD when timed (None: before methods were versioned)
     timing_method: int | None = None
     module_mode: str = "train"  # the reference's mode when timed (module_mode.py)
+    # the reference's calls' median wait for the device (cross_check.device_wait_ms); above
+    # CONTESTED_WAIT_MS other work shared the GPU, and the record is not cached
+    device_wait_ms: float | None = None
 
     @staticmethod
     def now() -> str:

@@ -4,6 +4,12 @@ Each timed call of the candidate is checked against the event recorded after a d
 synchronize (work left on other streams), against the host clock around the call, and against
 the parent's own wall clock for the round trip, each beside a no-op call the harness made next to
 it in the same process. Thresholds leave room for honest jitter on a loaded host.
+
+Work the candidate leaves running is told from other processes' work on the same GPU by the
+reference's own calls, timed in the same pass: no work of theirs escapes, so a wait for the
+device after them that matches the candidate's is the GPU's, not the candidate's. On an idle
+H100 or H200 the reference's calls wait 0.02-0.10 ms; with veRL training on the same H100, 0.81 ms,
+and an honest LayerNorm then read 0.068 ms beyond its no-op calls.
 """
 
 from __future__ import annotations
@@ -12,6 +18,26 @@ import statistics
 from dataclasses import dataclass
 
 from cuda_agent.sandbox.timing.call import CallTime
+
+# Above this median wait for the device after the reference's calls, other work shared the GPU
+# while it was timed (an idle GPU: 0.02-0.10 ms, above).
+CONTESTED_WAIT_MS = 0.25
+
+
+def contested_note(wait_ms: float) -> str:
+    """The verdict's note for a pass timed while other work shared the GPU."""
+    return (
+        f"other work shared the GPU while this was timed: the reference's calls waited "
+        f"{wait_ms:.3f} ms for the device, where an idle GPU takes at most "
+        f"{CONTESTED_WAIT_MS} ms; times and speed-ups are less certain, and the task's baselines "
+        "were not cached from this pass; time it again on an idle GPU"
+    )
+
+
+def device_wait_ms(times: list[CallTime]) -> float:
+    """The median wait, on the device, from a call's end event to the event after a
+    device-wide synchronize."""
+    return statistics.median(t.wide_ms - t.stream_ms for t in times)
 
 
 @dataclass(frozen=True)
@@ -25,7 +51,7 @@ class TimingChecks:
     sync_gap_ms: float  # device time from the call's end event to the one after a device sync
     ping_sync_gap_ms: float  # the same gap for the paired no-op calls
     escaped_ms: float  # median over pairs of (call's gap - its ping's gap)
-    trusted_sync_gap_ms: float  # the gap in the trusted process's eager calls (for reference)
+    trusted_sync_gap_ms: float  # the gap in the trusted process's eager calls (device_wait_ms)
     host_ms: float  # host clock around the call, synchronize included
     device_over_host_calls: int  # calls whose device time exceeded the host clock around them
     calls: int
@@ -59,12 +85,15 @@ class TimingChecks:
     def violations(self) -> list[str]:
         """What the reported times contradict (thresholds leave room for honest jitter)."""
         found = []
-        if self.escaped_ms > max(0.02, 0.1 * self.candidate_ms):
+        allowed = max(0.02, 0.1 * self.candidate_ms)
+        beyond_reference = self.sync_gap_ms - self.trusted_sync_gap_ms
+        if self.escaped_ms > allowed and beyond_reference > allowed:
             found.append(
                 f"about {self.escaped_ms:.3f} ms of GPU work per call was still running when "
                 f"forward returned (a {self.sync_gap_ms:.3f} ms wait for the device after a "
                 f"{self.candidate_ms:.3f} ms call, against {self.ping_sync_gap_ms:.3f} ms after a "
-                "no-op): a stream the caller does not wait on; join side streams before returning"
+                f"no-op and {self.trusted_sync_gap_ms:.3f} ms after the reference's calls): a "
+                "stream the caller does not wait on; join side streams before returning"
             )
         if self.device_over_host_calls:
             found.append(
@@ -125,10 +154,10 @@ def cross_check(
         gpu_ms=med(t.gpu_ms or 0.0 for t in times),
         events_ms=med(t.stream_ms for t in times),
         untraced_ms=med(t.wide_ms - (t.gpu_ms or 0.0) for t in times),
-        sync_gap_ms=med(gap(t) for t in times),
-        ping_sync_gap_ms=med(gap(p) for p in pings),
+        sync_gap_ms=device_wait_ms(times),
+        ping_sync_gap_ms=device_wait_ms(pings),
         escaped_ms=med(gap(t) - gap(p) for t, p in zip(times, pings, strict=True)),
-        trusted_sync_gap_ms=med(gap(t) for t in trusted),
+        trusted_sync_gap_ms=device_wait_ms(trusted),
         host_ms=med(t.host_ms for t in times),
         device_over_host_calls=sum(t.wide_ms > t.host_ms + 0.05 for t in times),
         calls=len(times),

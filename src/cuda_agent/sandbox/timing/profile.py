@@ -22,7 +22,7 @@ from cuda_agent.sandbox.outcome import Failure
 from cuda_agent.sandbox.retry import timed_again_if_disputed
 from cuda_agent.sandbox.timing.baselines import BaselineRecord
 from cuda_agent.sandbox.timing.call import CallTime, L2Flusher, median_and_spread, spin_up
-from cuda_agent.sandbox.timing.cross_check import cross_check
+from cuda_agent.sandbox.timing.cross_check import CONTESTED_WAIT_MS, cross_check, device_wait_ms
 from cuda_agent.sandbox.timing.gpu_lock import gpu_lock
 from cuda_agent.sandbox.timing.interleave import Candidate, Refill, Trusted, interleaved
 from cuda_agent.sandbox.verdict import Status
@@ -70,6 +70,12 @@ class ProfileResult:
     failure: Failure | None = None  # when the candidate failed during timing
     wall_clock_only: bool = False  # the failure is the parent's clock's dispute alone
     busy_host: bool = False  # ... and the candidate's main thread's waits for a CPU explain it
+    device_wait_ms: float = 0.0  # the reference's calls' wait for the device (cross_check.py)
+
+    @property
+    def contested(self) -> bool:
+        """Other work shared the GPU while this was timed: its times are less certain."""
+        return self.device_wait_ms > CONTESTED_WAIT_MS
 
 
 def profile_candidate(job: TimingJob) -> ProfileResult:
@@ -142,7 +148,7 @@ def _timed(job: TimingJob, example: list) -> ProfileResult:
         first_call = cached.compile_first_call_s
     result = ProfileResult(
         eager_ms, eager_spread, compile_ms, compile_spread, first_call, n, distinct_sets=distinct,
-        host_preemptions=preempted,
+        host_preemptions=preempted, device_wait_ms=device_wait_ms(sides["eager"].times),
     )  # fmt: skip
     if cand is None:
         return result
