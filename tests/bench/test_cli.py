@@ -39,6 +39,10 @@ def test_usage_errors_are_one_line_and_exit_2(tmp_path):
             "--gpus",
         ),
         (("report", str(tmp_path)), "not a bench run folder"),
+        (
+            ("bench", "--out", str(tmp_path / "r"), "--solutions", str(FIXTURES), "--timing", "x"),
+            "timing method 'x': choose events, kernels, span",
+        ),
     ):
         out = cli(*args)
         assert out.returncode == 2, (args, out.stderr)

@@ -12,7 +12,7 @@ import pytest
 
 from cuda_agent.bench.report import write_report
 from cuda_agent.bench.store import MISSING, MODEL_ERROR, RunMeta, RunStore, TaskResult
-from cuda_agent.sandbox import Solution, Status
+from cuda_agent.sandbox import MethodTimes, Solution, Status
 from cuda_agent.task import Task, TaskSource
 from tests.bench.conftest import verdict
 
@@ -185,3 +185,35 @@ def test_paper_rows_stand_only_beside_groups_they_describe(tmp_path):
     assert len(paper_rows("Level L1")) == 6
     assert paper_rows("Overall") == []  # this overall is not over levels 1-3
     assert paper_rows("Level other") == []
+
+
+def test_the_report_names_the_timing_method_and_the_launch_bound_tasks(tmp_path):
+    store = RunStore(tmp_path)
+    store.start(RunMeta(kind="solutions", tasks="kernelbench", solutions="s", timing="events"))
+
+    def timings(by_events: float, by_kernels: float) -> dict:
+        return {
+            "events": MethodTimes(eager_ms=by_events, compile_ms=by_events, candidate_ms=1.0,
+                                  speedup_vs_eager=by_events, speedup_vs_compile=by_events),
+            "kernels": MethodTimes(eager_ms=by_kernels, compile_ms=by_kernels, candidate_ms=1.0,
+                                   speedup_vs_eager=by_kernels, speedup_vs_compile=by_kernels),
+        }  # fmt: skip
+
+    small = verdict(
+        "L1_30_Op", True, 1.3, 1.3, timing="events", timings=timings(1.3, 3.0),
+        launch_bound=True, eager_launch_ms=0.025,
+    )  # fmt: skip
+    large = verdict("L1_19_Op", True, 2.0, 2.0, timing="events", timings=timings(2.0, 2.0))
+    for task, v in ((kb_task(1, 30), small), (kb_task(1, 19), large)):
+        store.record(TaskResult.of(task, v))
+    files = write_report(tmp_path)
+    md = files.markdown.read_text()
+    assert "Times, speed-ups and rewards are by the events timing method." in md
+    assert "1 tasks are launch-bound (listed below)." in md
+    section = md.split("## Launch-bound tasks", 1)[1].split("##", 1)[0]
+    assert "- L1_30_Op" in section and "L1_19_Op" not in section
+    # the other method's geometric mean beside the run's: (1.3 * 2.0) ** 0.5 and (3.0 * 2.0) ** 0.5
+    assert "| events (this run's) | 2 | 1.61x | 1.61x |" in md
+    assert "| kernels | 2 | 2.45x | 2.45x |" in md
+    html = files.html.read_text()
+    assert 'id="launch-bound"' in html and "L1_30_Op" in html and 'id="methods"' in html

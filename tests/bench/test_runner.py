@@ -114,6 +114,15 @@ def test_a_changed_program_is_redone_and_a_different_run_refused(tmp_path, solut
         store.start(RunMeta(kind="solutions", tasks="builtin", solutions=str(tmp_path)))
 
 
+def test_a_run_is_never_resumed_by_another_timing_method(tmp_path, solutions):
+    store = RunStore(tmp_path / "run")
+    meta = stored_meta(solutions).model_copy(update={"timing": "events"})
+    store.start(meta)
+    assert store.start(meta).timing == "events"  # the same method resumes
+    with pytest.raises(UserError, match=r"timed by events\); this one is .* timed by kernels\)"):
+        store.start(meta.model_copy(update={"timing": "kernels"}))
+
+
 class _CrowdedService:
     """A service whose GPU is crowded for the tasks in `crowded`: the harness runs out of memory
     on their first `times` evaluations; everything else gets a no_gpu verdict."""

@@ -56,6 +56,12 @@ def test_eval_summary_and_usage_errors(cache, tmp_path):
         cache=cache,
     )
     assert bad_stage.returncode == 2 and "choose compile, verify or profile" in bad_stage.stderr
+    bad_timing = cli(
+        "eval", "--task", "elementwise_chain", "--solution", str(CHAIN), "--timing", "wall",
+        cache=cache,
+    )  # fmt: skip
+    assert bad_timing.returncode == 2 and "choose events, kernels, span" in bad_timing.stderr
+    assert "Traceback" not in bad_timing.stderr
     compiled = cli(
         "eval",
         "--task",

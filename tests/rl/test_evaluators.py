@@ -59,3 +59,19 @@ def test_local_environment_takes_env_config_fields(tmp_path):
     assert isinstance(local_environment(cache_dir=str(tmp_path), atol=1e-3), Environment)
     with pytest.raises(UserError, match="local_environment"):
         local_environment(tolerance=1)
+
+
+def test_the_training_configs_declare_the_rewards_timing_method(tmp_path):
+    import yaml
+
+    from cuda_agent.rl.stages import AGENT_LOOPS
+
+    warmup = yaml.safe_load((AGENT_LOOPS.parent / "warmup.yaml").read_text())
+    loops = yaml.safe_load(AGENT_LOOPS.read_text())
+    declared = warmup["reward"]["custom_reward_function"]["reward_kwargs"]["evaluator_kwargs"]
+    assert declared == {"timing": "events"}
+    assert loops[0]["evaluator_kwargs"] == {"timing": "events"}
+    env = local_environment(cache_dir=str(tmp_path), **declared)
+    assert env.config.timing == "events"
+    with pytest.raises(UserError, match="timing method 'wall'"):
+        local_environment(cache_dir=str(tmp_path), timing="wall")

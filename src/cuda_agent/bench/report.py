@@ -94,6 +94,7 @@ TASK_HEADER = [
     "vs eager",
     "vs compile",
     "inputs",
+    "launch-bound",
 ]
 
 
@@ -123,6 +124,9 @@ def write_report(run_dir: str | Path) -> ReportFiles:
         "fast_p_table": _fast_p_table(scores),
         "reward_table": _reward_table(scores),
         "status_table": _status_table(results),
+        "method_table": _method_table(meta, scored),
+        "launch_bound": [r for r in results if r.verdict.launch_bound],
+        "launch_bound_note": LAUNCH_BOUND_NOTE,
         "redrawn": [r for r in results if _redrawn(r.verdict)],
         "degenerate": [r for r in results if r.verdict.degenerate],
         "tasks": [_task_view(store, r) for r in results],
@@ -180,6 +184,27 @@ def _reward_table(scores: dict[str, m.Metrics]) -> Table:
     return Table("Reward distribution (tasks per milestone reward)", header, rows)
 
 
+def _method_table(meta: RunMeta, results: list[TaskResult]) -> Table:
+    """The correct tasks' geometric-mean speed-ups by each timing method the verdicts carry:
+    the run's own method first, the others as the same calls measured them."""
+    timed = [r.verdict for r in results if r.verdict.correct and r.verdict.timings]
+    methods = sorted({k for v in timed for k in v.timings}, key=lambda k: (k != meta.timing, k))
+    header = ["timing method", "tasks", "geomean vs eager", "geomean vs torch.compile"]
+    rows = []
+    for method in methods:
+        figures = [v.timings[method] for v in timed if method in v.timings]
+        label = f"{method} (this run's)" if method == meta.timing else method
+        rows.append(
+            [
+                label,
+                str(len(figures)),
+                _times(m.geomean([f.speedup_vs_eager for f in figures if f.speedup_vs_eager])),
+                _times(m.geomean([f.speedup_vs_compile for f in figures if f.speedup_vs_compile])),
+            ]
+        )
+    return Table("Speed-ups by timing method (correct tasks)", header, rows)
+
+
 def _status_table(results: list[TaskResult]) -> Table:
     counts = Counter(r.status for r in results)
     rows = [[status, str(n)] for status, n in counts.most_common()]
@@ -200,6 +225,7 @@ def _task_view(store: RunStore, r: TaskResult) -> TaskView:
         _times(v.speedup_vs_eager),
         _times(v.speedup_vs_compile),
         v.input_distribution or "task's own",
+        "yes" if v.launch_bound else "no",
     ]
     files = {p: _clip(t) for p, t in store.solution_files(r.name).items()}
     return TaskView(
@@ -276,13 +302,24 @@ def _clip(text: str) -> str:
     return text[:MAX_SHOWN_CHARS] + "\n… (truncated; the full file is in the run folder)"
 
 
+LAUNCH_BOUND_NOTE = (
+    "The reference's host takes well over twice its GPU busy time to issue a call: these "
+    "tasks' speed-ups measure launch overhead more than kernels, and the timing methods "
+    "disagree on them."
+)
+
+
 def _summary(meta: RunMeta, results: list[TaskResult]) -> list[str]:
     gpus = sorted({r.verdict.gpu for r in results if r.verdict.gpu})
     not_verified = sum(1 for r in results if r.status == "no_gpu")
     lines = [
         f"Run of {meta.describe()}, started {meta.created}.",
         f"{len(results)} tasks finished; GPU: {', '.join(gpus) or 'none recorded'}.",
+        f"Times, speed-ups and rewards are by the {meta.timing} timing method.",
     ]
+    bound = sum(1 for r in results if r.verdict.launch_bound)
+    if bound:
+        lines.append(f"{bound} tasks are launch-bound (listed below).")
     if not_verified:
         lines.append(
             f"{not_verified} tasks were not verified (no GPU): they count as failures here."
@@ -307,6 +344,11 @@ def _markdown(ctx: dict) -> str:
     out += [line for note in paper.NOTES for line in (note, "")]
     for table in (ctx["fast_p_table"], ctx["reward_table"], ctx["status_table"]):
         out += [f"## {table.title}", "", table.markdown(), ""]
+    if ctx["method_table"].rows:
+        out += [f"## {ctx['method_table'].title}", "", ctx["method_table"].markdown(), ""]
+    if ctx["launch_bound"]:
+        out += ["## Launch-bound tasks", "", LAUNCH_BOUND_NOTE, ""]
+        out += [f"- {r.name}" for r in ctx["launch_bound"]] + [""]
     out += ["## Inputs", ""]
     if ctx["redrawn"]:
         out.append("Scored on re-drawn inputs (a trivial output passes the task's own inputs):")

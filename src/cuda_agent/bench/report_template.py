@@ -61,6 +61,21 @@ Overall weights each level by its task count.</p>
 </table>
 {% endfor %}
 
+{% if method_table.rows %}
+<h2>{{ method_table.title }}</h2>
+<table id="methods" class="metrics">
+  <tr>{% for h in method_table.header %}<th>{{ h }}</th>{% endfor %}</tr>
+  {% for row in method_table.rows %}
+  <tr>{% for c in row %}<td>{{ c }}</td>{% endfor %}</tr>
+  {% endfor %}
+</table>
+{% endif %}
+{% if launch_bound %}
+<h2>Launch-bound tasks</h2>
+<p>{{ launch_bound_note }}</p>
+<ul id="launch-bound">{% for r in launch_bound %}<li>{{ r.name }}</li>{% endfor %}</ul>
+{% endif %}
+
 <h2>Inputs</h2>
 {% if redrawn %}
 <p>Scored on re-drawn inputs (a trivial output passes under the task's own inputs):</p>

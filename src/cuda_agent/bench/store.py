@@ -35,17 +35,20 @@ class RunMeta(BaseModel):
     solutions: str | None = None
     model: str | None = None
     base_url: str | None = None
+    # the timing method of its verdicts (runs written before the field were timed by span)
+    timing: str = "span"
     created: str = ""
 
     def identity(self) -> dict:
-        return {k: getattr(self, k) for k in ("kind", "stage", "solutions", "model", "base_url")}
+        keys = ("kind", "stage", "solutions", "model", "base_url", "timing")
+        return {k: getattr(self, k) for k in keys}
 
     def describe(self) -> str:
         if self.kind == "solutions":
             what = f"stored solutions in {self.solutions}"
         else:
             what = f"model {self.model} at {self.base_url}"
-        return f"{what} on {self.tasks} (stage {self.stage.value})"
+        return f"{what} on {self.tasks} (stage {self.stage.value}, timed by {self.timing})"
 
 
 class TaskResult(BaseModel):

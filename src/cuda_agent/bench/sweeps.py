@@ -141,5 +141,24 @@ def write_audit_table(records: list[dict], path: Path) -> Path:
             f"| {passing} | "
             f"{r.get('distribution')} | {'yes' if r.get('degenerate') else 'no'} |"
         )
+    bound = [
+        r for r in records if r.get("launch_bound") and r.get("module_mode", "train") == "train"
+    ]
+    if bound:
+        lines += [
+            "",
+            "## Launch-bound tasks",
+            "",
+            "The reference's host takes well over twice its GPU busy time to issue a call: "
+            "speed-ups on these tasks measure launch overhead, and the timing methods disagree.",
+            "",
+            "| task | level | host ms per call | GPU busy ms per call |",
+            "| --- | --- | --- | --- |",
+        ]
+        lines += [
+            f"| {r.get('task')} | {level_key(r.get('level'))} | {r['launch_ms']:.4f} "
+            f"| {r['busy_ms']:.4f} |"
+            for r in bound
+        ]
     path.write_text("\n".join(lines) + "\n")
     return path

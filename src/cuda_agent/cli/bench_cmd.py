@@ -26,10 +26,16 @@ from cuda_agent.bench import (
     verdict_line,
     write_report,
 )
-from cuda_agent.cli.options import KernelBenchOpt, ModuleModeOpt, check_at_least, parse_int_set
+from cuda_agent.cli.options import (
+    KernelBenchOpt,
+    ModuleModeOpt,
+    TimingOpt,
+    check_at_least,
+    parse_int_set,
+)
 from cuda_agent.cli.writable import check_cache, check_writable_folder
 from cuda_agent.errors import Interrupted, UserError
-from cuda_agent.sandbox import EnvConfig, Stage
+from cuda_agent.sandbox import EnvConfig, Stage, timing_method
 from cuda_agent.task import load_tasks
 
 TasksOpt = Annotated[
@@ -90,6 +96,7 @@ def bench(
     ray: RayOpt = None,
     in_process: InProcessOpt = False,
     module_mode: ModuleModeOpt = "auto",
+    timing: TimingOpt = "events",
     report: Annotated[
         bool, typer.Option(help="Write report.md and report.html at the end.")
     ] = True,
@@ -105,7 +112,7 @@ def bench(
     found = load_tasks(
         tasks, parse_int_set(levels, "--levels"), parse_int_set(ids, "--ids"), kernelbench
     )
-    config = _service(gpus, compile_workers, ray, in_process, module_mode)
+    config = _service(gpus, compile_workers, ray, in_process, module_mode, timing)
     policy = None
     if solutions is not None:
         check_solutions(found, StoredSolutions(solutions))
@@ -120,6 +127,7 @@ def bench(
         solutions=str(solutions.resolve()) if solutions is not None else None,
         model=model,
         base_url=base_url,
+        timing=config.env.timing,
     )
     store = RunStore(out)
     with run_lock(store.root):
@@ -237,7 +245,9 @@ def _sweep_items(fn, found, out, service, console, what: str, prepared: bool) ->
     console.print(f"{len(items) - failed} written to {out}, {failed} failed (a rerun retries them)")
 
 
-def _service(gpus, compile_workers, ray, in_process, module_mode="auto") -> ServiceConfig:
+def _service(
+    gpus, compile_workers, ray, in_process, module_mode="auto", timing="events"
+) -> ServiceConfig:
     if in_process and ray:
         raise UserError("--in-process and --ray exclude each other; choose one")
     check_at_least(compile_workers, 0, "--compile-workers")
@@ -246,7 +256,7 @@ def _service(gpus, compile_workers, ray, in_process, module_mode="auto") -> Serv
         devices = tuple(d.strip() for d in gpus.split(",") if d.strip())
         if not devices or not all(d.isdigit() for d in devices):
             raise UserError(f"--gpus {gpus!r}: expected GPU ids like 0,1 (repeat one for more)")
-    env = EnvConfig(module_mode=module_mode)
+    env = EnvConfig(module_mode=module_mode, timing=timing_method(timing))
     if ray:
         address = None if ray == "local" else ray
         if address is not None:

@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from cuda_agent.cli.options import ModuleModeOpt
+from cuda_agent.cli.options import ModuleModeOpt, TimingOpt
 from cuda_agent.errors import UserError
-from cuda_agent.sandbox import Stage, default_cache_dir, start_early_build
+from cuda_agent.sandbox import Stage, default_cache_dir, start_early_build, timing_method
 
 
 def eval_solution(
@@ -29,6 +29,7 @@ def eval_solution(
         str, typer.Option(help="The class a single-file submission defines.")
     ] = "ModelNew",
     module_mode: ModuleModeOpt = "auto",
+    timing: TimingOpt = "events",
 ) -> None:
     """Evaluate a solution: static guard, build, and (on a GPU) verify and profile.
 
@@ -41,6 +42,7 @@ def eval_solution(
         chosen = Stage(stage)
     except ValueError:
         raise UserError(f"--stage {stage!r}: choose compile, verify or profile") from None
+    method = timing_method(timing)
     # a single file's literal extension builds start now, before the imports below bring torch
     early = start_early_build(solution, default_cache_dir(), arch)
     try:
@@ -49,7 +51,7 @@ def eval_solution(
 
         found = load_task(task)
         submission = read_submission(solution, entry_point)
-        with Environment(EnvConfig(arch=arch, module_mode=module_mode)) as env:
+        with Environment(EnvConfig(arch=arch, module_mode=module_mode, timing=method)) as env:
             verdict = env.evaluate(found, submission, chosen)
     finally:
         if early is not None:

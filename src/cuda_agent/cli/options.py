@@ -26,6 +26,17 @@ ModuleModeOpt = Annotated[
     ),
 ]
 
+TimingOpt = Annotated[
+    str,
+    typer.Option(
+        "--timing",
+        help="What a call is charged: events (CUDA events on its stream, KernelBench's way), "
+        "kernels (its kernels' GPU time summed, a torch.profiler kernel sum as CUDA Agent's "
+        "paper profiles) or span (first kernel's start to last one's end). The verdict "
+        "carries all three.",
+    ),
+]
+
 
 def parse_int_set(text: str | None, option: str) -> set[int] | None:
     """`1,3,5-9` -> {1, 3, 5, 6, 7, 8, 9}; None stays None."""

@@ -34,7 +34,8 @@ fresh input sets under the runtime guard, and timed against eager and torch.comp
     check/task_probe.py     whether a task's own functions run, without a GPU (meta, else CPU)
     check/verify.py         the candidate's outputs on fresh sets, under the runtime guard
     timing/call.py          the one way to time a call (events, host clock, L2 flush)
-    timing/gpu_work.py      the GPU's own span of a call's work (CUPTI through kineto)
+    timing/method.py        the timing methods (events, kernels, span); launch-bound tasks
+    timing/gpu_work.py      the GPU's own span and busy time of a call's work (CUPTI, kineto)
     timing/profile.py       the timing of baselines and candidate: parameters, result
     timing/interleave.py    the sides timed turn by turn on the same fresh sets
     timing/cross_check.py   the candidate's reported times against independent clocks
@@ -95,6 +96,10 @@ _EXPORTS = {
     "Stage": "verdict",
     "Status": "verdict",
     "Verdict": "verdict",
+    "MethodTimes": "verdict",
+    "DEFAULT_TIMING": "timing.method",
+    "TimingMethod": "timing.method",
+    "timing_method": "timing.method",
     "ENTRY": "workspace",
     "INFRA_FILES": "workspace",
     "KERNELS": "workspace",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cuda_agent.errors import UserError
 from cuda_agent.sandbox.module_mode import SETTINGS
+from cuda_agent.sandbox.timing.method import DEFAULT_TIMING, timing_method
 
 
 def default_cache_dir() -> Path:
@@ -39,7 +40,11 @@ class EnvConfig:
     # train | eval | auto: the mode reference and candidate run in (module_mode.py); auto: the
     # submission format's
     module_mode: str = "auto"
+    # events | kernels | span: what a call is charged (timing/method.py); every verdict also
+    # carries the other two
+    timing: str = DEFAULT_TIMING
 
     def __post_init__(self):
         if self.module_mode not in SETTINGS:
             raise UserError(f"module mode {self.module_mode!r}: choose {', '.join(SETTINGS)}")
+        object.__setattr__(self, "timing", timing_method(self.timing))

@@ -123,7 +123,8 @@ class TrustedSide:
         return seconds
 
     def compile_baseline(self, ref: Reference) -> BaselineRecord | None:
-        return load_baseline(self._baseline_path(ref))
+        record = load_baseline(self._baseline_path(ref))
+        return record.for_method(self.config.timing) if record is not None else None
 
     def store_baseline(self, ref, audit, r: ProfileResult) -> BaselineRecord:
         path = self._baseline_path(ref)
@@ -146,10 +147,15 @@ class TrustedSide:
                 timing_method=TIMING_METHOD,
                 module_mode=ref.module_mode,
                 device_wait_ms=r.device_wait_ms,
+                timing=r.method,
+                eager_by_method={m: t.eager_ms for m, t in r.by_method.items()},
+                compile_by_method={m: t.compile_ms for m, t in r.by_method.items()},
+                eager_launch_ms=r.eager_launch_ms,
+                launch_bound=r.launch_bound,
             )
             if not r.contested:  # a pass slowed by another process's work would stay cached
                 save_json(path, record)
-        return record
+        return record.for_method(self.config.timing)
 
     def _compile_cost_path(self, ref: Reference) -> Path:
         path = self._baseline_path(ref)

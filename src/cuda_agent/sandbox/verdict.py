@@ -30,6 +30,18 @@ class Stage(StrEnum):
     PROFILE = "profile"
 
 
+class MethodTimes(BaseModel):
+    """One timing method's medians (ms) and the speed-ups they give."""
+
+    model_config = ConfigDict(frozen=True)
+
+    eager_ms: float
+    compile_ms: float
+    candidate_ms: float | None = None
+    speedup_vs_eager: float | None = None
+    speedup_vs_compile: float | None = None
+
+
 class Verdict(BaseModel):
     """A typed record, printed as JSON by `cuda-agent eval --json`."""
 
@@ -49,6 +61,12 @@ class Verdict(BaseModel):
     speedup_vs_eager: float | None = None
     speedup_vs_compile: float | None = None
     reward: int = -1
+    # events | kernels | span: the method the times above, the speed-ups and the reward use
+    timing: str | None = None
+    timings: dict[str, MethodTimes] = Field(default_factory=dict)  # every method's figures
+    # the reference's host time to issue a call is well above its GPU busy time (method.py)
+    launch_bound: bool = False
+    eager_launch_ms: float | None = None  # that host time, median over eager's timed calls
     degenerate: bool = False  # no input distribution tells the reference from a trivial output
     input_distribution: str | None = None  # the inputs the verdict was checked on
     module_mode: str | None = None  # train | eval: the models' mode (see module_mode.py)
@@ -71,6 +89,19 @@ class Verdict(BaseModel):
                 f"({self.speedup_vs_compile:.2f}x)"
             )
         lines = [head, f"reward {self.reward}"]
+        if self.timing is not None and self.candidate_ms is not None:
+            others = [
+                f"{name} {t.speedup_vs_eager:.2f}x"
+                for name, t in self.timings.items()
+                if name != self.timing and t.speedup_vs_eager is not None
+            ]
+            lines.append(f"timed by {self.timing}; vs eager by " + ", ".join(others))
+        if self.launch_bound:
+            lines.append(
+                f"warning: the task is launch-bound (the reference's host takes "
+                f"{self.eager_launch_ms:.3f} ms to issue a call): its speed-ups measure launch "
+                "overhead, and the timing methods disagree on them"
+            )
         lines += [f"violation: {v}" for v in self.violations]
         lines += [f"note: {n}" for n in self.notes]
         if self.degenerate:

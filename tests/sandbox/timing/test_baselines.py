@@ -13,6 +13,7 @@ from cuda_agent.sandbox.timing.baselines import (
 )
 from cuda_agent.sandbox.timing.profile import ProfileResult
 from cuda_agent.sandbox.trusted import TrustedSide
+from cuda_agent.sandbox.verdict import MethodTimes
 
 
 def _record(method):
@@ -69,3 +70,22 @@ def test_baselines_timed_while_other_work_shared_the_gpu_are_not_cached(tmp_path
     assert side.compile_baseline(ref) is None  # timed again on the next evaluation
     side.store_baseline(ref, audit, _timed(0.03))
     assert side.compile_baseline(ref).device_wait_ms == 0.03
+
+
+def test_one_record_serves_every_timing_method(tmp_path):
+    by = {"events": 1.04, "kernels": 0.9, "span": 1.0}
+    compiled = {"events": 0.55, "kernels": 0.45, "span": 0.5}
+    timed = ProfileResult(1.04, 0.01, 0.55, 0.01, 9.0, 30, eager_launch_ms=0.02)
+    timed.by_method = {
+        m: MethodTimes(eager_ms=by[m], compile_ms=compiled[m])
+        for m in ("events", "kernels", "span")
+    }
+    ref = SimpleNamespace(task=SimpleNamespace(name="t", hash="abc"), module_mode="train")
+    audit = SimpleNamespace(distribution="task")
+    TrustedSide(EnvConfig(cache_dir=tmp_path), None, "H100").store_baseline(ref, audit, timed)
+    for method in ("events", "kernels", "span"):
+        side = TrustedSide(EnvConfig(cache_dir=tmp_path, timing=method), None, "H100")
+        record = side.compile_baseline(ref)
+        assert record.timing == method
+        assert (record.eager_ms, record.compile_ms) == (by[method], compiled[method])
+        assert record.eager_launch_ms == 0.02 and not record.launch_bound

@@ -68,6 +68,25 @@ def test_the_span_runs_from_the_first_start_to_the_last_end_on_any_stream():
     assert summarize([]).span_ms is None and summarize([]).kernels == ()
 
 
+def test_busy_time_sums_the_activities_and_leaves_the_gaps_out():
+    work = summarize([("a", 100, 300), ("b", 1_000, 1_500), ("c", 2_000, 2_100)])
+    assert work.span_ms == pytest.approx(2_000 / 1e6)
+    assert work.busy_ms == pytest.approx(800 / 1e6)
+
+
+def test_the_flush_queued_ahead_of_the_call_is_not_the_calls():
+    flush = ("reduce_kernel", "Memset (Device)")
+    rows = [("reduce_kernel", 0, 80_000), ("Memset (Device)", 80_000, 81_000)]
+    rows += [("softsign", 82_000, 84_000)]
+    work = summarize(rows, flush)
+    assert work.kernels == ("softsign",) and work.span_ms == pytest.approx(2_000 / 1e6)
+    # only the leading run, in the flush's order: the same name later is the call's own
+    work = summarize([("reduce_kernel", 0, 80_000), ("reduce_kernel", 90_000, 95_000)], flush)
+    assert work.kernels == ("reduce_kernel",) and work.busy_ms == pytest.approx(5_000 / 1e6)
+    # a call whose first activity is not the flush's loses nothing
+    assert summarize([("softsign", 0, 2_000)], flush).kernels == ("softsign",)
+
+
 def test_only_the_calls_gpu_work_after_the_mark_counts(profiler):
     clock, state = profiler
     rec = GpuRecorder().__enter__()  # enabled at 1.000 ms

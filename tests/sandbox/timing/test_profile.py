@@ -219,7 +219,12 @@ def test_baselines_and_candidate_are_timed_interleaved_in_a_varying_order(cpu_ti
     assert turns == []
     assert all(sorted(r) == ["candidate", "compile", "eager"] for r in rounds)
     assert len(set(rounds)) > 1  # the order is drawn afresh (all 12 alike: odds 6^-11)
-    assert result.eager_ms == 1.0 and result.compile_ms == 1.0 and result.candidate_ms == 0.2
+    # charged by the default method (events); the span's figures beside them
+    assert result.method == "events"
+    assert result.eager_ms == 1.04 and result.compile_ms == 1.04 and result.candidate_ms == 0.24
+    span = result.by_method["span"]
+    assert (span.eager_ms, span.compile_ms, span.candidate_ms) == (1.0, 1.0, 0.2)
+    assert result.by_method["events"].speedup_vs_eager == pytest.approx(1.04 / 0.24)
     assert result.timing_checks["host_preemptions"] >= 0
     # the round trip beyond the reported call, less the untimed call's time and a ping's
     assert result.timing_checks["unreported_ms"] == pytest.approx((0.4 - 0.29 - 0.1) - (0.1 - 0.06))
@@ -275,7 +280,7 @@ def test_a_dispute_the_second_pass_does_not_repeat_is_the_hosts(cpu_timer, no_gp
     cand = _Cand([], lambda x: x * 2, extra_ms=lambda timing_pass, call: 2.5 * (timing_pass == 1))
     result = _profile_with_retry(cand)
     assert cand.passes == 2 and result.failure is None
-    assert result.timing_checks["timed_passes"] == 2.0 and result.candidate_ms == 0.2
+    assert result.timing_checks["timed_passes"] == 2.0 and result.candidate_ms == 0.24
 
 
 def test_a_patched_clock_is_disputed_on_both_passes(cpu_timer, no_gpu_lock):
@@ -477,4 +482,4 @@ def test_the_first_compiled_call_holds_the_gpu_lock_shared_and_timing_exclusive(
     assert len(compiled) == 1 + 2 * result.timed_calls - 1
     # the timing sets' memory goes back before another process may time
     assert log[-2] == "release, lock exclusive"
-    assert result.compile_first_call_s == 1.5 and result.compile_ms == 1.0
+    assert result.compile_first_call_s == 1.5 and result.compile_ms == 1.04  # events

@@ -10,11 +10,15 @@ is none, the task is degenerate.
 The mode matters: a BatchNorm in eval mode with fresh running statistics is close to the
 identity, so a task whose training-mode check is sound may let its input pass through unchanged
 in eval mode.
+
+The record also says whether the task is launch-bound (timing/method.py): the host's time to
+issue a reference call against the GPU's busy time of it, over a few calls on the chosen inputs.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 import torch
@@ -22,6 +26,8 @@ from pydantic import BaseModel
 
 from cuda_agent.sandbox.check.compare import as_tensors, compare
 from cuda_agent.sandbox.check.inputs import DISTRIBUTIONS, draw_inputs, secret_seed
+from cuda_agent.sandbox.timing.call import L2Flusher, timed_call
+from cuda_agent.sandbox.timing.method import is_launch_bound
 
 
 class AuditRecord(BaseModel):
@@ -35,6 +41,11 @@ class AuditRecord(BaseModel):
     passing: dict[str, list[str]]  # distribution -> trivial answers that pass under it
     nonfinite: list[str]  # distributions under which the reference is not finite
     module_mode: str = "train"  # the reference's mode (module_mode.py) the battery ran in
+    # the reference's host time to issue a call and its GPU busy time (medians, ms), and whether
+    # the first is well above the second (None: not measured, a record older than the fields)
+    launch_ms: float | None = None
+    busy_ms: float | None = None
+    launch_bound: bool | None = None
 
     @property
     def redrawn(self) -> bool:
@@ -57,6 +68,7 @@ def run_battery(reference, device, atol: float, rtol: float, sets: int = 3) -> A
     degenerate = chosen is None
     if degenerate:
         chosen = next((d for d in DISTRIBUTIONS if d not in nonfinite), DISTRIBUTIONS[0])
+    launch_ms, busy_ms = _launch_and_busy(reference, chosen, device)
     return AuditRecord(
         task=reference.task.name,
         task_hash=reference.task.hash,
@@ -68,7 +80,25 @@ def run_battery(reference, device, atol: float, rtol: float, sets: int = 3) -> A
         passing=passing,
         nonfinite=nonfinite,
         module_mode=reference.module_mode,
+        launch_ms=launch_ms,
+        busy_ms=busy_ms,
+        launch_bound=None if busy_ms is None else is_launch_bound(launch_ms, busy_ms),
     )
+
+
+def _launch_and_busy(reference, dist, device, calls: int = 5) -> tuple[float | None, float | None]:
+    """The medians of the host's time to issue a reference call and of the GPU's busy time of
+    it, timed as the verdict's calls are (None where there is no GPU, or no trace of its work)."""
+    if torch.device(device).type != "cuda":
+        return None, None
+    inputs = draw_inputs(reference.program, dist, secret_seed(), device)
+    flush = L2Flusher(device)
+    for _ in range(2):  # the warm-up of a timing
+        reference(*inputs)
+    times = [timed_call(reference, inputs, flush)[1] for _ in range(calls)]
+    busy = [t.busy_ms for t in times]
+    launch = statistics.median(t.launch_ms for t in times)
+    return launch, (statistics.median(busy) if None not in busy else None)
 
 
 def _battery(reference, dist, device, atol, rtol, sets) -> list[str] | None:

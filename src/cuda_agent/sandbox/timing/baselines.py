@@ -11,7 +11,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class BaselineRecord(BaseModel):
@@ -36,6 +36,25 @@ class BaselineRecord(BaseModel):
     # the reference's calls' median wait for the device (cross_check.device_wait_ms); above
     # CONTESTED_WAIT_MS other work shared the GPU, and the record is not cached
     device_wait_ms: float | None = None
+    # the method eager_ms and compile_ms are by (method.py), and every method's medians
+    timing: str = "span"
+    eager_by_method: dict[str, float] = Field(default_factory=dict)
+    compile_by_method: dict[str, float] = Field(default_factory=dict)
+    eager_launch_ms: float | None = None  # eager's host time to issue a call (median)
+    launch_bound: bool = False  # that time is well above eager's GPU busy time
+
+    def for_method(self, method: str) -> BaselineRecord:
+        """The record with eager_ms and compile_ms by `method` (spreads are the method's the
+        record was timed by: the spread of a side's calls moves little between methods)."""
+        if method == self.timing or method not in self.compile_by_method:
+            return self
+        return self.model_copy(
+            update={
+                "timing": method,
+                "eager_ms": self.eager_by_method[method],
+                "compile_ms": self.compile_by_method[method],
+            }
+        )
 
     @staticmethod
     def now() -> str:
@@ -55,7 +74,8 @@ def baseline_path(cache_dir: Path, task_hash: str, gpu: str, torch_version: str)
 
 # 2: every timed call but the first behind an untimed call of its side (see interleave.py)
 # 3: a call is charged the GPU's span of its work from the GPU trace (see call.py)
-TIMING_METHOD = 3
+# 4: the L2 flush is not waited for before the call; every method's figures are recorded
+TIMING_METHOD = 4
 
 
 def load_baseline(path: Path) -> BaselineRecord | None:

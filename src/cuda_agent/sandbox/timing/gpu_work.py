@@ -9,9 +9,10 @@ kernel, copy or fill the call caused to the end of the last, whatever stream ran
 
 A recording is opened before the harness's L2 flush, not right before the call: the first CUDA
 call after the profiler starts pays 0.35–0.5 ms of CUPTI's own set-up, which the flush absorbs.
-The call's activities are those that start after `mark()`, a host time taken once the flush has
-finished: CUPTI's timestamps are on the host's clock
-(the flush's records ended 10–110 µs before the mark, the call's began 24–72 µs after it).
+The flush is queued just ahead of the call and not waited for (call.py), so its records are in
+the call's: they are the leading ones with the flush's own names (`skip`), which `L2Flusher`
+learns once by recording itself, and are dropped. Activities are those that start after
+`mark()`, a host time taken once the GPU is idle: CUPTI's timestamps are on the host's clock.
 About one call in 60 had one record end tens of milliseconds late (24 and 32 ms for a 0.35 ms
 call of five kernels); no record can end after the host saw the GPU finish, so ends are cut
 there.
@@ -60,14 +61,16 @@ class GpuWork:
 
     span_ms: float | None  # first activity's start to the last one's end; None: none recorded
     kernels: tuple[str, ...]  # names, in order of start (copies and fills included)
+    busy_ms: float | None = None  # the activities' durations summed; None: none recorded
 
 
 class GpuRecorder:
     """`with GpuRecorder() as rec: <harness work>; rec.mark(); <the call>` then `rec.work`
     (None where this process cannot record GPU activity: see `start_recording_once`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, skip: tuple[str, ...] = ()) -> None:
         self.work: GpuWork | None = None
+        self._skip = skip  # the names of the leading activities that are not the call's
         self.overhead_ms = 0.0  # host time spent starting the recording and reading it back
         self._on = False
         self._enabled_ns = 0
@@ -108,22 +111,29 @@ class GpuRecorder:
             return
         if result.trace_start_ns() > self._enabled_ns:
             raise GpuTraceTampered("the GPU trace was stopped and started again during the call")
-        self.work = summarize(
+        activities = [
             (e.name(), e.start_ns(), min(e.start_ns() + e.duration_ns(), finished_ns))
             for e in result.events()
             if e.device_type() == _CUDA and not e.is_user_annotation()
             and self._mark_ns <= e.start_ns() < finished_ns
-        )  # fmt: skip
+        ]  # fmt: skip
+        self.work = summarize(activities, self._skip)
         self.overhead_ms += (_now_ns() - finished_ns) / 1e6
 
 
-def summarize(activities) -> GpuWork:
-    """GpuWork from (name, start_ns, end_ns) of each GPU activity."""
+def summarize(activities, skip: tuple[str, ...] = ()) -> GpuWork:
+    """GpuWork from (name, start_ns, end_ns) of each GPU activity, less the leading ones that
+    are `skip`'s, in its order (the harness's flush, queued just before the call)."""
     rows = sorted(activities, key=lambda a: a[1])
+    for name in skip:
+        if not rows or rows[0][0] != name:
+            break
+        rows.pop(0)
     if not rows:
         return GpuWork(None, ())
     span = (max(end for _, _, end in rows) - rows[0][1]) / 1e6
-    return GpuWork(span, tuple(name for name, _, _ in rows))
+    busy = sum(end - start for _, start, end in rows) / 1e6
+    return GpuWork(span, tuple(name for name, _, _ in rows), busy)
 
 
 def _start() -> None:

@@ -11,8 +11,9 @@ side alike instead of the speed-ups.
 from __future__ import annotations
 
 import resource
+import statistics
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -25,7 +26,8 @@ from cuda_agent.sandbox.timing.call import CallTime, L2Flusher, median_and_sprea
 from cuda_agent.sandbox.timing.cross_check import CONTESTED_WAIT_MS, cross_check, device_wait_ms
 from cuda_agent.sandbox.timing.gpu_lock import gpu_lock
 from cuda_agent.sandbox.timing.interleave import Candidate, Refill, Trusted, interleaved
-from cuda_agent.sandbox.verdict import Status
+from cuda_agent.sandbox.timing.method import DEFAULT_TIMING, TimingMethod, is_launch_bound
+from cuda_agent.sandbox.verdict import MethodTimes, Status
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,10 @@ class ProfileResult:
     wall_clock_only: bool = False  # the failure is the parent's clock's dispute alone
     busy_host: bool = False  # ... and the candidate's main thread's waits for a CPU explain it
     device_wait_ms: float = 0.0  # the reference's calls' wait for the device (cross_check.py)
+    method: TimingMethod = DEFAULT_TIMING  # what eager_ms, compile_ms and candidate_ms are
+    by_method: dict[str, MethodTimes] = field(default_factory=dict)  # every method's medians
+    eager_launch_ms: float | None = None  # eager's host time to issue a call (median)
+    launch_bound: bool = False  # that time is well above eager's GPU busy time (method.py)
 
     @property
     def contested(self) -> bool:
@@ -139,22 +145,34 @@ def _timed(job: TimingJob, example: list) -> ProfileResult:
     if failure is not None:  # the candidate's: its verdict needs no baseline (none may be timed)
         nan = float("nan")
         return ProfileResult(nan, 0.0, nan, 0.0, 0.0, n, distinct_sets=distinct, failure=failure)
-    eager_ms, eager_spread = median_and_spread(_gpu_ms(sides["eager"].times))
+    method = TimingMethod(config.timing)
+    eager = sides["eager"].times
+    eager_ms, eager_spread = median_and_spread([t.measure(method) for t in eager])
     if compiled:
-        compile_ms, compile_spread = median_and_spread(_gpu_ms(sides["compile"].times))
+        compile_times = sides["compile"].times
+        compile_ms, compile_spread = median_and_spread([t.measure(method) for t in compile_times])
+        compile_by = {
+            m: statistics.median(t.measure(m) for t in compile_times) for m in TimingMethod
+        }
         first_call = ref.compile_first_call_s
     else:
-        compile_ms, compile_spread = cached.compile_ms, cached.compile_spread
+        record = cached.for_method(method)
+        compile_ms, compile_spread = record.compile_ms, record.compile_spread
+        compile_by = {TimingMethod(m): v for m, v in record.compile_by_method.items()}
         first_call = cached.compile_first_call_s
+    launch_ms = statistics.median(t.launch_ms for t in eager)
+    eager_busy = statistics.median(t.measure(TimingMethod.KERNELS) for t in eager)
     result = ProfileResult(
         eager_ms, eager_spread, compile_ms, compile_spread, first_call, n, distinct_sets=distinct,
-        host_preemptions=preempted, device_wait_ms=device_wait_ms(sides["eager"].times),
+        host_preemptions=preempted, device_wait_ms=device_wait_ms(eager), method=method,
+        eager_launch_ms=launch_ms, launch_bound=is_launch_bound(launch_ms, eager_busy),
     )  # fmt: skip
+    side = sides.get("candidate")
+    result.by_method = _by_method(eager, compile_by, side.times if side is not None else None)
     if cand is None:
         return result
-    side = sides["candidate"]
     result.candidate_ms, result.candidate_spread = median_and_spread(
-        [t.charged_ms for t in side.times]
+        [t.charged(method) for t in side.times]
     )
     result.max_abs_error = side.worst
     checks = cross_check(side.times, side.pings, side.unreported, sides["eager"].times, side.waits)
@@ -172,11 +190,23 @@ def _timed(job: TimingJob, example: list) -> ProfileResult:
     return result
 
 
-def _gpu_ms(times: list[CallTime]) -> list[float]:
-    """What eager and torch.compile are charged: trusted code needs no allowance (their host
-    work before the first kernel, torch.compile's wrapper under the trace 0.27–0.33 ms on the
-    H200, is no more charged than a candidate's first launch)."""
-    return [t.gpu_or_window_ms for t in times]
+def _by_method(eager: list[CallTime], compile_by: dict, candidate: list[CallTime] | None):
+    """Every method's medians and speed-ups, the candidate charged as `CallTime.charged` says
+    (trusted sides need no allowance: torch.compile's wrapper runs 0.27-0.33 ms on the host
+    before its first kernel, no more charged than a candidate's first launch)."""
+    out = {}
+    for m in TimingMethod:
+        e = statistics.median(t.measure(m) for t in eager)
+        c = compile_by.get(m, float("nan"))
+        if candidate is None:
+            out[m.value] = MethodTimes(eager_ms=e, compile_ms=c)
+            continue
+        ms = statistics.median(t.charged(m) for t in candidate)
+        out[m.value] = MethodTimes(
+            eager_ms=e, compile_ms=c, candidate_ms=ms,
+            speedup_vs_eager=e / ms, speedup_vs_compile=c / ms,
+        )  # fmt: skip
+    return out
 
 
 def _preemptions() -> int:
