@@ -44,7 +44,7 @@ def device_wait_ms(times: list[CallTime]) -> float:
 class TimingChecks:
     """The figures the candidate's reported times are checked against (medians, ms)."""
 
-    candidate_ms: float  # what the calls were charged (CallTime.charged_ms)
+    candidate_ms: float  # the calls charged by the span (CallTime.charged_ms), whatever the method
     gpu_ms: float  # the GPU's span of each call's work, from its trace
     events_ms: float  # events around the call on the current stream (launch included)
     untraced_ms: float  # the event window beyond the GPU's span (launch, host, untraced work)
