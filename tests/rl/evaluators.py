@@ -14,17 +14,27 @@ CORRECT = "# correct"  # correct, no faster
 
 
 class ScriptedEvaluator:
-    """`harness_errors`: this many first calls end in a harness_error, whatever the solution."""
+    """`harness_errors`: this many first calls end in a harness_error, whatever the solution.
+    `timing` is taken as the Environment takes it, so a config's declared method reaches here
+    and is logged with each call."""
 
-    def __init__(self, log: str | None = None, harness_errors: int = 0):
+    def __init__(self, log: str | None = None, harness_errors: int = 0, timing: str = "events"):
         self.log = log
         self.harness_errors = harness_errors
+        self.timing = timing
 
     def evaluate(self, task: Task, solution: Solution, stage: Stage) -> Verdict:
         if self.log is not None:
             with open(self.log, "a") as fh:
                 fh.write(
-                    json.dumps({"task": task.name, "stage": stage.value, "files": solution.files})
+                    json.dumps(
+                        {
+                            "task": task.name,
+                            "stage": stage.value,
+                            "timing": self.timing,
+                            "files": solution.files,
+                        }
+                    )
                     + "\n"
                 )
         if self.harness_errors > 0:

@@ -273,4 +273,5 @@ def test_single_turn_stage_scores_through_veRLs_reward_loop(
     last = int(torch.nonzero(mask)[-1])
     assert torch.nonzero(scores).flatten().tolist() == [last]
     assert float(scores[last]) == 3.0
-    assert [json.loads(line)["stage"] for line in log.read_text().splitlines()] == ["profile"]
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(c["stage"], c["timing"]) for c in calls] == [("profile", "events")]
