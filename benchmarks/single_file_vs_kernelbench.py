@@ -41,20 +41,10 @@ CASES = (  # (task, submission): KernelBench's example shape, and the plainest o
 )
 # Run in a fresh interpreter: KernelBench's harness as its batch scripts call it.
 _KERNELBENCH_DRIVER = """
-import json, os, sys, time, types
-# kernelbench.utils imports the LLM clients of its generation scripts; none runs in evaluation
-stand_ins = {"dotenv": {"load_dotenv": lambda *a, **k: None}, "litellm": {"completion": None},
-             "openai": {"OpenAI": None}}
-for name, attrs in stand_ins.items():
-    try:
-        __import__(name)
-    except ImportError:
-        sys.modules[name] = types.ModuleType(name)
-        for attr, value in attrs.items():
-            setattr(sys.modules[name], attr, value)
-package = types.ModuleType("kernelbench")
-package.__path__ = [os.path.join(sys.argv[1], "kernelbench")]
-sys.modules["kernelbench"] = package
+import json, sys, time
+sys.path.insert(0, BENCHMARKS)
+from _kernelbench_entry import enter_kernelbench
+enter_kernelbench(sys.argv[1])
 from kernelbench.eval import eval_kernel_against_ref
 ref, sub, build = (open(sys.argv[2]).read(), open(sys.argv[3]).read(), sys.argv[4])
 start = time.perf_counter()
@@ -65,7 +55,7 @@ print(json.dumps({"seconds": seconds, "compiled": bool(result and result.compile
                   "correct": bool(result and result.correctness),
                   "runtime_us": getattr(result, "runtime", None),
                   "ref_runtime_us": getattr(result, "ref_runtime", None)}))
-"""
+""".replace("BENCHMARKS", repr(str(Path(__file__).parent)))
 
 
 def _ours(task: Path, submission: Path, cache: Path) -> dict:

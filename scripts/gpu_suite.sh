@@ -15,7 +15,9 @@
 #                benchmarks/single_file_vs_kernelbench.py and "compare"
 #                benchmarks/compare_with_kernelbench.py (both harnesses on the same files, then
 #                `cuda-agent compare`; it needs pydra-config) against the KernelBench checkout in
-#                $KERNELBENCH_REPO)
+#                $KERNELBENCH_REPO); "timing" runs benchmarks/timing_vs_kernelbench.py (our three
+#                timing methods beside KernelBench's cuda_event timing and a torch.profiler kernel
+#                sum, 50 level-1 tasks small and large, against the same checkout))
 #   synth        synthesis throughput: 300 candidates through every stage, 14 workers, cut at
 #                255 s (setup included) with partial results kept
 #   kernelbench  eager/torch.compile baselines and the null-kernel audit of all 250 problems
@@ -85,6 +87,13 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
       --work "$work/compare" --out-file "$OUT/compare_with_kernelbench.jsonl" \
       --cache "$CUDA_AGENT_CACHE" 2>&1 | tee "$OUT/compare.log" || status=1
     tar -czf "$OUT/compare_runs.tar.gz" -C "$work" --exclude=kernelbench-build compare
+  fi
+  if [[ $steps == *" timing "* ]]; then  # our speed-ups beside KernelBench's and a profiler's
+    work=${TIMING_WORK:-/tmp/timing-vs-kernelbench}
+    python3 benchmarks/timing_vs_kernelbench.py --kernelbench "${KERNELBENCH_REPO:?}" \
+      --work "$work" --out "$OUT/timing_vs_kernelbench.jsonl" --gpus "${TIMING_GPUS:-0,0,0,0}" \
+      --cache "$CUDA_AGENT_CACHE" 2>&1 | tee "$OUT/timing.log" || status=1
+    tar -czf "$OUT/timing_runs.tar.gz" -C "$work" run kernelbench.jsonl || status=1
   fi
   if [[ $steps == *" busy_host "* ]]; then  # verdicts while CPU-bound processes hold the cores
     python3 benchmarks/busy_host.py --out "$OUT/busy_host.jsonl" --cache "$CUDA_AGENT_CACHE" \

@@ -1,0 +1,120 @@
+"""The anchors of benchmarks/timing_vs_kernelbench.py, in one process on the GPU: for each task,
+KernelBench's own `eval_kernel_against_ref` (5 correctness trials, its `cuda_event` timing of
+`trials` calls, the mean reported, reference and submission alike) and a `torch.profiler` kernel
+sum (the GPU activities each call launched, kernels, copies and fills, summed and averaged over
+`calls` calls, each after the same 256 MiB L2 flush KernelBench's timing writes). One JSON line
+per task, written as it is measured; a rerun skips the tasks already written.
+
+    python benchmarks/_kernelbench_timing.py KERNELBENCH_SRC CASES.json OUT.jsonl BUILD_DIR \
+        [--trials 100] [--calls 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import torch
+from _kernelbench_entry import enter_kernelbench
+from torch.autograd import DeviceType
+from torch.profiler import ProfilerActivity, profile, record_function
+
+FLUSH_BYTES = 256 * 2**20
+MARK = "timed_call"
+
+
+def kernel_sum_ms(model, inputs: list, calls: int) -> float:
+    """The mean over `calls` calls of the GPU time of the activities each one launched."""
+    flush = torch.empty(FLUSH_BYTES // 8, dtype=torch.int64, device="cuda")
+    with torch.no_grad():
+        for _ in range(3):
+            model(*inputs)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                flush.fill_(0)
+                with record_function(MARK):
+                    model(*inputs)
+            torch.cuda.synchronize()
+    marks = [e for e in prof.events() if e.name == MARK and e.device_type == DeviceType.CPU]
+    if len(marks) != calls:
+        raise RuntimeError(f"the profile holds {len(marks)} marked calls, expected {calls}")
+    total_us = sum(e.device_time_total for e in marks)
+    if total_us <= 0:
+        raise RuntimeError("the profiler linked no GPU activity to the marked calls")
+    return total_us / calls / 1000.0
+
+
+def _on_gpu(values: list) -> list:
+    return [v.cuda() if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def measure(case: dict, build: str, trials: int, calls: int) -> dict:
+    from kernelbench.eval import (
+        eval_kernel_against_ref,
+        load_custom_model,
+        load_original_model_and_inputs,
+    )
+
+    ref, sub = Path(case["ref"]).read_text(), Path(case["submission"]).read_text()
+    start = time.perf_counter()
+    result = eval_kernel_against_ref(
+        ref, sub, num_correct_trials=5, num_perf_trials=trials, measure_performance=True,
+        timing_method="cuda_event", build_dir=build, verbose=False,
+    )  # fmt: skip
+    row = {
+        "kernelbench_seconds": round(time.perf_counter() - start, 3),
+        "compiled": bool(result and result.compiled),
+        "correct": bool(result and result.correctness),
+        "runtime_us": getattr(result, "runtime", None),
+        "ref_runtime_us": getattr(result, "ref_runtime", None),
+        "excessive_speedup": bool(result and result.metadata.get("excessive_speedup")),
+    }
+    if not row["correct"]:
+        return row
+    model_cls, get_init_inputs, get_inputs = load_original_model_and_inputs(ref, {})
+    new_cls = load_custom_model(sub, {}, build)
+    torch.manual_seed(42)
+    init = get_init_inputs()
+    reference, candidate = model_cls(*init).cuda(), new_cls(*init).cuda()
+    inputs = _on_gpu(get_inputs())
+    row["profiler_ref_ms"] = kernel_sum_ms(reference, inputs, calls)
+    row["profiler_candidate_ms"] = kernel_sum_ms(candidate, inputs, calls)
+    del reference, candidate, inputs
+    torch.cuda.empty_cache()
+    return row
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("src", help="a KernelBench checkout's src folder")
+    ap.add_argument("cases", type=Path, help="JSON list of {task, ref, submission}")
+    ap.add_argument("out", type=Path)
+    ap.add_argument("build", help="KernelBench's build folder, shared by every task")
+    ap.add_argument("--trials", type=int, default=100)
+    ap.add_argument("--calls", type=int, default=30)
+    args = ap.parse_args()
+    enter_kernelbench(args.src)
+    done = set()
+    if args.out.exists():
+        done = {json.loads(line)["task"] for line in args.out.read_text().splitlines() if line}
+    cases = [c for c in json.loads(args.cases.read_text()) if c["task"] not in done]
+    with args.out.open("a") as out:
+        for n, case in enumerate(cases, 1):
+            try:
+                row = measure(case, args.build, args.trials, args.calls)
+            except Exception as err:  # one task's failure is that task's row, not the run's end
+                last = traceback.format_exception_only(err)[-1].strip()
+                row = {"error": f"{type(err).__name__}: {last}"[:500]}
+            out.write(json.dumps({"task": case["task"], **row}) + "\n")
+            out.flush()
+            print(f"[kernelbench {n}/{len(cases)}] {case['task']}: {row}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,197 @@
+"""The tasks and honest submissions of benchmarks/timing_vs_kernelbench.py: KernelBench level-1
+problems, each at a small size (launch-bound: KernelBench's sizes before its problems were
+enlarged, as public corpora still hold them) and a large one, each solved by a single-file
+submission (KernelBench's format) whose kernels come from one shared CUDA source
+(`_timing_ops.cu`) in one of several launch shapes."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+OPS_SOURCE = Path(__file__).with_name("_timing_ops.cu")
+
+# launch shapes, as _timing_ops.cu numbers them
+ONE, COPY_THEN_INPLACE, ZEROS_FIRST, MEMSET_FIRST = 0, 1, 2, 3
+SHAPE_NAMES = {
+    ONE: "one kernel",
+    COPY_THEN_INPLACE: "two kernels",
+    ZEROS_FIRST: "torch::zeros fill, then kernels",
+    MEMSET_FIRST: "cudaMemsetAsync fill, then a kernel",
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    problem: str  # KernelBench's level-1 file stem, e.g. "30_Softsign"
+    forward: str  # ModelNew.forward's signature and body
+    init: str  # ModelNew.__init__'s body after super().__init__()
+    shape: int
+    small: dict[str, int]
+    large: dict[str, int]
+
+
+_ROW_SMALL = {"batch_size": 16, "dim": 16384}
+_ROW_LARGE = {"batch_size": 4096, "dim": 65536}  # 1 GiB; as shipped, 4096 x 393216 (6 GiB)
+_RED_SMALL = {"batch_size": 16, "dim1": 256, "dim2": 256}
+_RED_LARGE = {"batch_size": 16, "dim1": 4096, "dim2": 4095}  # 1 GiB; as shipped, batch 128
+_NORM_SMALL = {"batch_size": 16, "features": 64, "dim1": 16, "dim2": 16}
+_NORM_LARGE = {"batch_size": 16, "features": 64, "dim1": 512, "dim2": 512}  # as shipped, 112
+
+_ACTIVATIONS = (  # (problem, op code in _timing_ops.cu, the op's constant: init arg or default)
+    ("19_ReLU", 0, "0.0"),
+    ("20_LeakyReLU", 1, "float(args[0]) if args else 0.01"),
+    ("21_Sigmoid", 2, "0.0"),
+    ("22_Tanh", 3, "0.0"),
+    ("25_Swish", 4, "0.0"),
+    ("26_GELU_", 5, "0.0"),
+    ("27_SELU_", 6, "0.0"),
+    ("28_HardSigmoid", 7, "0.0"),
+    ("29_Softplus", 8, "0.0"),
+    ("30_Softsign", 9, "0.0"),
+    ("31_ELU", 10, "float(args[0]) if args else 1.0"),
+    ("32_HardTanh", 11, "0.0"),
+)
+_SHAPE_CYCLE = (ONE, COPY_THEN_INPLACE, ZEROS_FIRST, MEMSET_FIRST)
+
+
+def _reduction(problem: str, op: int, shape: int, keepdim: bool) -> Case:
+    init = "if int(args[0]) != 1:\n            raise ValueError('these kernels reduce dimension 1')"
+    forward = f"def forward(self, x):\n        return ops.reduce_dim1(x, {op}, {shape}, {keepdim})"
+    return Case(problem, forward, init, shape, _RED_SMALL, _RED_LARGE)
+
+
+def _rows(problem: str, op: int, shape: int, large: dict[str, int]) -> Case:
+    forward = f"def forward(self, x):\n        return ops.rows(x, {op}, {shape})"
+    return Case(problem, forward, "pass", shape, _ROW_SMALL, large)
+
+
+CASES: tuple[Case, ...] = (
+    *(
+        Case(
+            problem,
+            f"def forward(self, x):\n        return ops.elementwise(x, {op}, self.a, {shape})",
+            f"self.a = {constant}",
+            shape,
+            _ROW_SMALL,
+            _ROW_LARGE,
+        )
+        for (problem, op, constant), shape in zip(_ACTIVATIONS, _SHAPE_CYCLE * 3, strict=True)
+    ),
+    Case(
+        "5_Matrix_scalar_multiplication",
+        "def forward(self, A, s):\n        return ops.elementwise(A, 12, float(s), 1)",
+        "pass",
+        COPY_THEN_INPLACE,
+        {"M": 256, "N": 1024},
+        {"M": 16384, "N": 16384},  # 1 GiB; as shipped, 65536 x 16384
+    ),
+    _reduction("47_Sum_reduction_over_a_dimension", 0, ONE, True),
+    _reduction("48_Mean_reduction_over_a_dimension", 1, COPY_THEN_INPLACE, False),
+    _reduction("49_Max_reduction_over_a_dimension", 2, MEMSET_FIRST, False),
+    _reduction("53_Min_reduction_over_a_dimension", 3, ONE, False),
+    _reduction("51_Argmax_over_a_dimension", 4, ONE, False),
+    _reduction("52_Argmin_over_a_dimension", 5, ZEROS_FIRST, False),
+    _rows("23_Softmax", 0, ONE, _ROW_LARGE),
+    _rows("24_LogSoftmax", 1, COPY_THEN_INPLACE, _ROW_LARGE),
+    _rows("38_L1Norm_", 2, COPY_THEN_INPLACE, {"batch_size": 4096, "dim": 65535}),
+    _rows("39_L2Norm_", 3, ONE, {"batch_size": 4096, "dim": 65535}),
+    Case(
+        "36_RMSNorm_",
+        "def forward(self, x):\n        return ops.rms_norm(x, self.eps)",
+        "self.eps = float(args[1]) if len(args) > 1 else 1e-5",
+        ONE,
+        _NORM_SMALL,
+        _NORM_LARGE,
+    ),
+    Case(
+        "37_FrobeniusNorm_",
+        "def forward(self, x):\n        return ops.frobenius_norm(x)",
+        "pass",
+        ZEROS_FIRST,
+        _NORM_SMALL,
+        _NORM_LARGE,
+    ),
+)
+
+_CPP = """
+torch::Tensor elementwise(torch::Tensor x, int64_t op, double a, int64_t shape);
+torch::Tensor reduce_dim1(torch::Tensor x, int64_t op, int64_t shape, bool keepdim);
+torch::Tensor rows(torch::Tensor x, int64_t op, int64_t shape);
+torch::Tensor rms_norm(torch::Tensor x, double eps);
+torch::Tensor frobenius_norm(torch::Tensor x);
+"""
+
+_SUBMISSION = '''"""{problem}: {shape_name}. Generated by benchmarks/_timing_cases.py."""
+
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CUDA_SOURCE = r"""{cuda}"""
+CPP_SOURCE = """{cpp}"""
+
+ops = load_inline(
+    name="timing_ops",
+    cpp_sources=CPP_SOURCE,
+    cuda_sources=CUDA_SOURCE,
+    functions=["elementwise", "reduce_dim1", "rows", "rms_norm", "frobenius_norm"],
+)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, *args):
+        super().__init__()
+        {init}
+
+    {forward}
+'''
+
+
+def task_name(case: Case, size: str) -> str:
+    return f"L1_{case.problem.rstrip('_')}_{size}"
+
+
+def problem_text(original: str, sizes: dict[str, int]) -> str:
+    """The problem's text with its module-level size assignments set to `sizes`."""
+    text = original
+    for name, value in sizes.items():
+        text, count = re.subn(rf"^{name} = .*$", f"{name} = {value}", text, flags=re.M)
+        if count != 1:
+            raise ValueError(f"{name}: {count} assignments in the problem, expected one")
+    return text
+
+
+def submission_text(case: Case) -> str:
+    return _SUBMISSION.format(
+        problem=case.problem,
+        shape_name=SHAPE_NAMES[case.shape],
+        cuda=OPS_SOURCE.read_text(),
+        cpp=_CPP,
+        init=case.init,
+        forward=case.forward,
+    )
+
+
+def write_cases(kernelbench_level1: Path, tasks: Path, solutions: Path) -> list[dict]:
+    """The task files and submissions of every case at both sizes; one row per task saying which
+    problem, size and launch shape it is."""
+    tasks.mkdir(parents=True, exist_ok=True)
+    solutions.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for case in CASES:
+        original = (kernelbench_level1 / f"{case.problem}.py").read_text()
+        for size, sizes in (("small", case.small), ("large", case.large)):
+            name = task_name(case, size)
+            (tasks / f"{name}.py").write_text(problem_text(original, sizes))
+            (solutions / f"{name}.py").write_text(submission_text(case))
+            rows.append(
+                {
+                    "task": name,
+                    "problem": case.problem,
+                    "size": size,
+                    "sizes": sizes,
+                    "shape": SHAPE_NAMES[case.shape],
+                }
+            )
+    return rows
