@@ -17,7 +17,7 @@ kernel, or `cudaMemsetAsync`) (`_timing_cases.py`, `_timing_ops.cu`).
    whether it is within the goal (5 %).
 
     python benchmarks/timing_vs_kernelbench.py --kernelbench CHECKOUT --work DIR --out FILE.jsonl \
-        [--gpus 0,0,0,0] [--cache DIR] [--trials 100] [--calls 30]
+        [--gpus 0,0] [--cache DIR] [--trials 100] [--calls 30]
 
 Both steps resume: a rerun with the same --work skips the tasks already measured.
 """
@@ -88,12 +88,18 @@ def _row(case: dict, verdict: dict | None, theirs: dict | None) -> dict:
         row[f"ours_{method}"] = (timings.get(method) or {}).get("speedup_vs_eager")
     row["launch_bound"] = (verdict or {}).get("launch_bound")
     row["eager_launch_ms"] = (verdict or {}).get("eager_launch_ms")
-    row["eager_events_ms"] = (timings.get("events") or {}).get("eager_ms")
+    row["input_distribution"] = (verdict or {}).get("input_distribution")
+    for side in ("eager", "candidate"):
+        row[f"ours_{side}_events_ms"] = (timings.get("events") or {}).get(f"{side}_ms")
     theirs = theirs or {}
     row["kernelbench_correct"] = theirs.get("correct")
     row["kernelbench_error"] = theirs.get("error")
-    row["kernelbench"] = _ratio(theirs.get("ref_runtime_us"), theirs.get("runtime_us"))
-    row["kernelbench_ref_ms"] = (theirs.get("ref_runtime_us") or 0) / 1000 or None
+    row["profiler_error"] = theirs.get("profiler_error")
+    row["kernelbench"] = _ratio(theirs.get("ref_runtime_ms"), theirs.get("runtime_ms"))
+    row["kernelbench_ref_ms"] = theirs.get("ref_runtime_ms")
+    row["kernelbench_candidate_ms"] = theirs.get("runtime_ms")
+    row["profiler_ref_ms"] = theirs.get("profiler_ref_ms")
+    row["profiler_candidate_ms"] = theirs.get("profiler_candidate_ms")
     row["profiler"] = _ratio(theirs.get("profiler_ref_ms"), theirs.get("profiler_candidate_ms"))
     row["events_vs_kernelbench"] = _difference(row["ours_events"], row["kernelbench"])
     row["kernels_vs_profiler"] = _difference(row["ours_kernels"], row["profiler"])
@@ -162,7 +168,11 @@ def main() -> int:
     ap.add_argument(
         "--out", type=Path, required=True, help="one JSON line per task, then a summary"
     )
-    ap.add_argument("--gpus", default="0,0,0,0", help="cuda-agent bench's evaluation workers")
+    ap.add_argument(
+        "--gpus",
+        default="0,0",
+        help="cuda-agent bench's workers (four on one 80 GB card ran out of memory)",
+    )
     ap.add_argument(
         "--cache", type=Path, default=None, help="cuda-agent's cache (default: WORK/cache)"
     )

@@ -91,7 +91,7 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   if [[ $steps == *" timing "* ]]; then  # our speed-ups beside KernelBench's and a profiler's
     work=${TIMING_WORK:-/tmp/timing-vs-kernelbench}
     python3 benchmarks/timing_vs_kernelbench.py --kernelbench "${KERNELBENCH_REPO:?}" \
-      --work "$work" --out "$OUT/timing_vs_kernelbench.jsonl" --gpus "${TIMING_GPUS:-0,0,0,0}" \
+      --work "$work" --out "$OUT/timing_vs_kernelbench.jsonl" --gpus "${TIMING_GPUS:-0,0}" \
       --cache "$CUDA_AGENT_CACHE" 2>&1 | tee "$OUT/timing.log" || status=1
     tar -czf "$OUT/timing_runs.tar.gz" -C "$work" run kernelbench.jsonl || status=1
   fi
