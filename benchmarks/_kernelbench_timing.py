@@ -85,6 +85,9 @@ def measure(case: dict, build: str, trials: int, calls: int) -> dict:
         "runtime_ms": getattr(result, "runtime", None),
         "ref_runtime_ms": getattr(result, "ref_runtime", None),
         "excessive_speedup": bool(result and result.metadata.get("excessive_speedup")),
+        # mean, std, min and max of the timed calls: a mean far above the min is a few slow calls
+        "runtime_stats": _stats(getattr(result, "runtime_stats", None)),
+        "ref_runtime_stats": _stats(getattr(result, "ref_runtime_stats", None)),
     }
     if not row["correct"]:
         return row
@@ -102,6 +105,11 @@ def measure(case: dict, build: str, trials: int, calls: int) -> dict:
         row["profiler_error"] = _one_line(err)
     torch.cuda.empty_cache()
     return row
+
+
+def _stats(stats: dict | None) -> dict | None:
+    keep = ("mean", "std", "min", "max", "num_trials")
+    return {k: stats[k] for k in keep if k in stats} if stats else None
 
 
 def _one_line(err: Exception) -> str:

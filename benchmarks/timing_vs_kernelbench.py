@@ -98,6 +98,8 @@ def _row(case: dict, verdict: dict | None, theirs: dict | None) -> dict:
     row["kernelbench"] = _ratio(theirs.get("ref_runtime_ms"), theirs.get("runtime_ms"))
     row["kernelbench_ref_ms"] = theirs.get("ref_runtime_ms")
     row["kernelbench_candidate_ms"] = theirs.get("runtime_ms")
+    row["kernelbench_ref_stats"] = theirs.get("ref_runtime_stats")
+    row["kernelbench_candidate_stats"] = theirs.get("runtime_stats")
     row["profiler_ref_ms"] = theirs.get("profiler_ref_ms")
     row["profiler_candidate_ms"] = theirs.get("profiler_candidate_ms")
     row["profiler"] = _ratio(theirs.get("profiler_ref_ms"), theirs.get("profiler_candidate_ms"))
