@@ -124,3 +124,20 @@ def test_untimed_gpu_work_out_of_memory_is_tried_again_holding_the_gpu_alone(
     with pytest.raises(ValueError):
         retry.again_alone_if_out_of_memory(lambda: calls.append("other") or int("x"), None, release)
     assert calls[-1] == "other"  # tried once
+
+
+def test_the_audit_out_of_memory_is_the_harness_s_and_tried_again(tmp_path, monkeypatch):
+    """The audit runs the reference on the task's inputs beside other evaluations: running out
+    of GPU memory there is harness_error (then evaluate_again_alone's second try)."""
+    task = load_task("elementwise_chain")
+    with Environment(EnvConfig(cache_dir=tmp_path)) as env:
+
+        def audit(*args):
+            raise torch.cuda.OutOfMemoryError(OOM)
+
+        monkeypatch.setattr(env._trusted, "reference", lambda *args: None)
+        monkeypatch.setattr(env._trusted, "audit", audit)
+        head = Head(task.name, task.hash, Stage.PROFILE, None, "train")
+        verdict = env._run(task, read_solution(CHAIN), None, Stage.PROFILE, head, False)
+    assert verdict.status == Status.HARNESS_ERROR and verdict.reward == -1
+    assert "the harness ran out of GPU memory" in verdict.message and OOM in verdict.message

@@ -158,10 +158,22 @@ class Pipeline:
 
 
 def _service_failure(task: Task, stage: Stage, err: Exception) -> Verdict:
-    lost = isinstance(err, WorkerLost)
-    status = Status.TIMEOUT if lost and err.timed_out else Status.RUNTIME_ERROR
-    what = "the evaluation worker was lost twice" if lost else "the evaluation raised"
-    return failed_verdict(task, stage, status, f"{SERVICE_ERROR} {what}: {str(err)[-2000:]}")
+    """An evaluation the service could not finish. An exception out of the Environment is the
+    harness's own failure (the candidate's are verdicts), so it is harness_error, with the
+    exception's last line, not the worker's traceback."""
+    if isinstance(err, WorkerLost):
+        status = Status.TIMEOUT if err.timed_out else Status.RUNTIME_ERROR
+        return failed_verdict(
+            task,
+            stage,
+            status,
+            f"{SERVICE_ERROR} the evaluation worker was lost twice: {str(err)[-2000:]}",
+        )
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    last = (lines or [type(err).__name__])[-1][:500]
+    return failed_verdict(
+        task, stage, Status.HARNESS_ERROR, f"{SERVICE_ERROR} the harness failed: {last}"
+    )
 
 
 def _cancel_all(q: queue.Queue) -> None:

@@ -249,8 +249,11 @@ class Environment:
         its process asks."""
         seconds, trusted, config = head.seconds, self._trusted, self.config
         start = time.perf_counter()
-        ref = trusted.reference(task, head.module_mode)
-        audit = trusted.audit(task, head.module_mode)
+        try:  # the audit runs the reference on the task's inputs beside other evaluations
+            ref = trusted.reference(task, head.module_mode)
+            audit = trusted.audit(task, head.module_mode)
+        except torch.cuda.OutOfMemoryError as err:
+            return to_verdict(head, harness_out_of_memory(err), True)
         seconds["reference"] = time.perf_counter() - start
         facts = Facts(audit.degenerate, audit.distribution)
         cand = None
