@@ -108,6 +108,11 @@ def test_inputs_that_would_waste_a_run_are_refused_before_it_starts(tmp_path):
         ((*solutions, "--workers", "0"), "--workers 0: give 1 or more"),
         ((*solutions, "--workers", "-1"), "--workers -1: give 1 or more"),
         ((*solutions, "--ray", "127.0.0.1:1"), "--ray 127.0.0.1:1: no Ray cluster answers there"),
+        ((*solutions, "--entry-point", "Model-New"), "--entry-point 'Model-New': not a Python"),
+        (
+            (*agent, "http://127.0.0.1:1", "--entry-point", "Model"),
+            "--entry-point names the class of stored single files; give --solutions",
+        ),
         (
             ("bench", "--out", str(run), "--solutions", str(FIXTURES.parent)),
             f"--solutions {FIXTURES.parent}: nothing there is named after a task of the set",

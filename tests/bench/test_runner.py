@@ -123,6 +123,15 @@ def test_a_run_is_never_resumed_by_another_timing_method(tmp_path, solutions):
         store.start(meta.model_copy(update={"timing": "kernels"}))
 
 
+def test_a_run_is_never_resumed_with_another_entry_point(tmp_path, solutions):
+    store = RunStore(tmp_path / "run")
+    meta = stored_meta(solutions).model_copy(update={"entry_point": "Model"})
+    store.start(meta)
+    assert store.start(meta).entry_point == "Model"
+    with pytest.raises(UserError, match=r"entered at Model .*; this one is stored solutions in"):
+        store.start(meta.model_copy(update={"entry_point": None}))
+
+
 class _CrowdedService:
     """A service whose GPU is crowded for the tasks in `crowded`: the harness runs out of memory
     on their first `times` evaluations; everything else gets a no_gpu verdict."""

@@ -43,6 +43,7 @@ class EndpointFailing(UserError):
 @dataclass(frozen=True)
 class StoredSolutions:
     folder: Path
+    entry_point: str | None = None  # single files' class; None: ModelNew, else a lone Model
 
 
 def check_solutions(tasks: list[Task], source: StoredSolutions) -> None:
@@ -111,7 +112,7 @@ def run_stored(
             record(TaskResult.of(task, verdict, status=MISSING))
             continue
         try:
-            solution = read_submission(found)
+            solution = read_submission(found, source.entry_point)
         except UserError as err:
             record(TaskResult.of(task, failed_verdict(task, stage, Status.INVALID, str(err))))
             continue

@@ -37,15 +37,18 @@ class RunMeta(BaseModel):
     base_url: str | None = None
     # the timing method of its verdicts (runs written before the field were timed by span)
     timing: str = "span"
+    entry_point: str | None = None  # single-file solutions' class, where the run named one
     created: str = ""
 
     def identity(self) -> dict:
-        keys = ("kind", "stage", "solutions", "model", "base_url", "timing")
+        keys = ("kind", "stage", "solutions", "model", "base_url", "timing", "entry_point")
         return {k: getattr(self, k) for k in keys}
 
     def describe(self) -> str:
         if self.kind == "solutions":
             what = f"stored solutions in {self.solutions}"
+            if self.entry_point is not None:
+                what += f" entered at {self.entry_point}"
         else:
             what = f"model {self.model} at {self.base_url}"
         return f"{what} on {self.tasks} (stage {self.stage.value}, timed by {self.timing})"

@@ -27,6 +27,7 @@ from cuda_agent.bench import (
     write_report,
 )
 from cuda_agent.cli.options import (
+    EntryPointOpt,
     KernelBenchOpt,
     ModuleModeOpt,
     TimingOpt,
@@ -75,6 +76,7 @@ def bench(
     solutions: Annotated[
         Path | None, typer.Option(help="Stored solutions: one folder per task, named by task.")
     ] = None,
+    entry_point: EntryPointOpt = None,
     model: Annotated[str | None, typer.Option(help="Model name at --base-url.")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint.")] = None,
     api_key_env: Annotated[
@@ -106,6 +108,10 @@ def bench(
         raise UserError("give either --solutions DIR or --model NAME --base-url URL")
     if model is not None and base_url is None:
         raise UserError("--model needs --base-url (an OpenAI-compatible endpoint)")
+    if entry_point is not None and solutions is None:
+        raise UserError("--entry-point names the class of stored single files; give --solutions")
+    if entry_point is not None and not entry_point.isidentifier():
+        raise UserError(f"--entry-point {entry_point!r}: not a Python class name")
     check_at_least(workers, 1, "--workers")
     check_at_least(max_turns, 1, "--max-turns")
     check_at_least(timeout, 1, "--timeout")
@@ -115,7 +121,7 @@ def bench(
     config = _service(gpus, compile_workers, ray, in_process, module_mode, timing)
     policy = None
     if solutions is not None:
-        check_solutions(found, StoredSolutions(solutions))
+        check_solutions(found, StoredSolutions(solutions, entry_point))
     else:
         policy = _policy(model, base_url, api_key_env, text_tools, max_turns, workers, timeout)
     check_writable_folder(out, "--out")
@@ -128,6 +134,7 @@ def bench(
         model=model,
         base_url=base_url,
         timing=config.env.timing,
+        entry_point=entry_point,
     )
     store = RunStore(out)
     with run_lock(store.root):
@@ -137,7 +144,8 @@ def bench(
         console.print(f"{len(found)} tasks, {len(found) - len(todo)} already finished in {out}")
         if todo:
             try:
-                _bench(found, store, config, stage, console, solutions, policy)
+                source = StoredSolutions(solutions, entry_point) if solutions is not None else None
+                _bench(found, store, config, stage, console, source, policy)
             except KeyboardInterrupt:
                 raise Interrupted(
                     f"the finished tasks are kept in {out}; rerun the same command to resume"
@@ -147,7 +155,7 @@ def bench(
             console.print(f"report: {files.markdown} and {files.html}")
 
 
-def _bench(found, store, config, stage, console, solutions, policy) -> None:
+def _bench(found, store, config, stage, console, source, policy) -> None:
     with EvaluationService(config) as service, _progress(console) as progress:
         bar = progress.add_task("bench", total=len(pending_tasks(found, store)))
 
@@ -155,8 +163,8 @@ def _bench(found, store, config, stage, console, solutions, policy) -> None:
             progress.console.print(verdict_line(result), markup=False)
             progress.advance(bar)
 
-        if solutions is not None:
-            run_stored(found, StoredSolutions(solutions), store, service, stage, on_result)
+        if source is not None:
+            run_stored(found, source, store, service, stage, on_result)
         else:
             run_agent(found, policy, store, service, stage, on_result)
 

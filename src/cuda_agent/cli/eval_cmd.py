@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from cuda_agent.cli.options import ModuleModeOpt, TimingOpt
+from cuda_agent.cli.options import EntryPointOpt, ModuleModeOpt, TimingOpt
 from cuda_agent.errors import UserError
 from cuda_agent.sandbox import Stage, default_cache_dir, start_early_build, timing_method
 
@@ -25,9 +25,7 @@ def eval_solution(
     stage: Annotated[str, typer.Option(help="compile, verify or profile.")] = "profile",
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
     arch: Annotated[str | None, typer.Option(help="GPU arch for nvcc, e.g. sm_90.")] = None,
-    entry_point: Annotated[
-        str, typer.Option(help="The class a single-file submission defines.")
-    ] = "ModelNew",
+    entry_point: EntryPointOpt = None,
     module_mode: ModuleModeOpt = "auto",
     timing: TimingOpt = "events",
 ) -> None:

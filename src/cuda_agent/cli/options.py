@@ -64,3 +64,13 @@ def check_at_least(value: float | None, minimum: float, option: str) -> None:
     """UserError naming `option` when `value` (None: unset) is below `minimum`."""
     if value is not None and value < minimum:
         raise UserError(f"{option} {value:g}: give {minimum:g} or more")
+
+
+EntryPointOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--entry-point",
+        help="The class a single-file submission defines (default: ModelNew, or Model in a "
+        "file that defines no ModelNew).",
+    ),
+]

@@ -67,6 +67,29 @@ def test_a_folder_or_a_file_is_read_as_a_single_file(tmp_path):
     assert not isinstance(workspace, SingleFileSolution)
 
 
+def test_a_file_without_model_new_is_entered_at_its_model_class():
+    model = (HERE / "honest" / "entry_model" / "model_new.py").read_text()
+    assert single_file_solution(model).entry_point == "Model"
+    both = model + "\n\nclass ModelNew(Model):\n    pass\n"
+    assert single_file_solution(both).entry_point == "ModelNew"
+    assert single_file_solution(BASE.replace("class ModelNew(", "class Fast(")).entry_point == (
+        "ModelNew"  # neither: scored as missing its ModelNew
+    )
+    assert single_file_solution("class Model(:\n").entry_point == "ModelNew"  # does not parse
+    assert single_file_solution(model, entry_point="Fast").entry_point == "Fast"  # as told
+
+
+def test_a_model_class_named_as_the_entry_point_is_not_the_reference(env, task):
+    """Entered at Model, the file's own class and references to it are allowed; told to enter
+    it at ModelNew, the class named like the reference is refused, with the name to use."""
+    model = (HERE / "honest" / "entry_model" / "model_new.py").read_text()
+    told = env.evaluate(task, single_file_solution(model, "ModelNew"), Stage.COMPILE)
+    assert told.status == Status.VIOLATION
+    assert any("name yours ModelNew" in v for v in told.violations), told.violations
+    entered = env.evaluate(task, single_file_solution(model, "Model"), Stage.COMPILE)
+    assert entered.status == Status.OK and not entered.violations, entered.summary()
+
+
 @pytest.mark.parametrize("folder", HONEST, ids=[p.name for p in HONEST])
 def test_honest_form_compiles(env, folder):
     task = load_task(REPO / _expect(folder)["task"])

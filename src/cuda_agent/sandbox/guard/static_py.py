@@ -239,7 +239,7 @@ class _Checker(ast.NodeVisitor):
     # ---- scopes
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        if node.name == "Model":
+        if node.name == "Model" and self.dialect.entry_point != "Model":
             self.flag(node, "define_model")
         for base in node.bases:
             local = isinstance(base, ast.Name) and base.id in self.local_classes | {"object"}
@@ -376,7 +376,8 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         name = node.id
-        if name == "Model":
+        # a file entered at Model names its own class so: the reference never enters its process
+        if name == "Model" and self.dialect.entry_point != "Model":
             self.flag(node, "model")
         elif (
             name in FORBIDDEN_BUILTINS

@@ -23,7 +23,12 @@ from cuda_agent.sandbox.single_file.ahead import literal_calls
 from cuda_agent.sandbox.single_file.compile_stage import compile_in_child
 from cuda_agent.sandbox.single_file.extensions import ExtensionBuilder
 from cuda_agent.sandbox.single_file.guard import check_file, lazy_in_forward
-from cuda_agent.sandbox.single_file.submission import SingleFileSolution, missing_entry, problem
+from cuda_agent.sandbox.single_file.submission import (
+    ENTRY_POINT,
+    SingleFileSolution,
+    missing_entry,
+    problem,
+)
 from cuda_agent.sandbox.verdict import Stage, Status, Verdict
 from cuda_agent.sandbox.workspace import ENTRY
 from cuda_agent.task import Task
@@ -55,6 +60,8 @@ def evaluate_single_file(
     why = missing_entry(solution)
     if why is not None:
         return to_verdict(head, Failure(Status.INVALID, why), False)
+    if solution.entry_point != ENTRY_POINT:
+        head.notes.append(f"scored the file's class {solution.entry_point} as its entry point")
     builder = ExtensionBuilder(toolchain(), config.cache_dir, config.build_timeout_s, head.notes)
     builder.ahead(literal_calls(solution.source))  # built while the process starts
     try:

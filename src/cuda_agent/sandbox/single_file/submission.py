@@ -1,10 +1,11 @@
 """A single-file submission (KernelBench's format) and how one is recognised and read.
 
-One Python file defines the entry point class (ModelNew unless told otherwise) and builds its
-CUDA through torch.utils.cpp_extension.load_inline (or load, on files it writes). It is given as
-FILE.py, or as a folder holding model_new.py and no kernels/ whose model_new.py does not import
-the workspace's cuda_extension. It travels as a Solution whose one file is model_new.py, so that
-everything that stores, hashes or ships solutions takes it unchanged.
+One Python file defines the entry point class (ModelNew unless told otherwise; a file that
+defines `Model` and no `ModelNew`, as newer KernelBench files do, is entered at `Model`) and
+builds its CUDA through torch.utils.cpp_extension.load_inline (or load, on files it writes). It
+is given as FILE.py, or as a folder holding model_new.py and no kernels/ whose model_new.py does
+not import the workspace's cuda_extension. It travels as a Solution whose one file is
+model_new.py, so that everything that stores, hashes or ships solutions takes it unchanged.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from cuda_agent.sandbox.workspace import (
 from cuda_agent.sandbox.workspace import read_solution as read_workspace
 
 ENTRY_POINT = "ModelNew"
+REFERENCE_NAME = "Model"  # the reference's class; the entry point of files that define no ModelNew
 _TRITON = re.compile(r"^\s*(import\s+triton|from\s+triton\b)|@triton\.jit", re.MULTILINE)
 _WORKSPACE_IMPORT = re.compile(r"^\s*(import\s+cuda_extension|from\s+cuda_extension\s)", re.M)
 
@@ -45,18 +47,31 @@ class SingleFileSolution(Solution):
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def single_file_solution(text: str, entry_point: str = ENTRY_POINT, where: str = "solution"):
-    """The submission `text` as a SingleFileSolution (sizes checked)."""
+def single_file_solution(text: str, entry_point: str | None = None, where: str = "solution"):
+    """The submission `text` as a SingleFileSolution (sizes checked). Without `entry_point`:
+    ModelNew, or Model where the file defines a class Model and none named ModelNew."""
     if len(text.encode()) > MAX_FILE_BYTES:
         raise SolutionError(f"{where}: over {MAX_FILE_BYTES // 1024} KiB")
+    entry_point = entry_point or detected_entry_point(text)
     if not entry_point.isidentifier():
         raise SolutionError(f"entry point {entry_point!r}: not a Python class name")
     return SingleFileSolution(files={ENTRY: text}, entry_point=entry_point)
 
 
-def read_submission(path: str | Path, entry_point: str = ENTRY_POINT) -> Solution:
+def detected_entry_point(text: str) -> str:
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:  # scored as invalid later, under the default name
+        return ENTRY_POINT
+    classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    if ENTRY_POINT not in classes and REFERENCE_NAME in classes:
+        return REFERENCE_NAME
+    return ENTRY_POINT
+
+
+def read_submission(path: str | Path, entry_point: str | None = None) -> Solution:
     """A solution from a workspace folder, a single .py file, or a folder holding only a
-    single-file model_new.py."""
+    single-file model_new.py (`entry_point`: its class; None: detected, single_file_solution)."""
     path = Path(path)
     if path.is_file():
         if path.suffix != ".py":
