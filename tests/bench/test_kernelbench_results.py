@@ -50,6 +50,33 @@ def test_jsonl_rows(tmp_path):
     assert [r.problem_id for r in read_their_results(path, level=2)] == [1, 2]
 
 
+def test_a_list_of_rows_naming_task_and_solution(tmp_path):
+    """The fork's eval_results.json: problem and sample in task_id and solution_id, errors in
+    metadata, runtime -1 where nothing was timed."""
+    rows = [
+        {"evaluation_id": "level_1_problem_19_solution_0", "task_id": "level_1_problem_19",
+         "solution_id": "level_1_problem_19_solution_0", "compiled": True, "correctness": True,
+         "metadata": {"hardware": "NVIDIA H100 80GB HBM3"}, "runtime": 0.41,
+         "runtime_stats": {"mean": 0.41}},
+        {"task_id": "level_1_problem_19", "solution_id": "level_1_problem_19_solution_1",
+         "compiled": True, "correctness": False, "runtime": -1.0,
+         "metadata": {"runtime_error": "CUDA error: misaligned address\nmore"}},
+        {"task_id": "level_2_problem_3", "solution_id": 2, "compiled": False,
+         "correctness": False, "metadata": {"compilation_error": "nvcc failed"}},
+    ]  # fmt: skip
+    path = tmp_path / "eval_results.json"
+    path.write_text(json.dumps(rows))
+    [first] = read_their_results(path)
+    assert (first.level, first.problem_id, first.sample_id) == (1, 19, 0)
+    assert first.outcome == "correct" and first.runtime == 0.41 and first.speedup is None
+    assert first.mode == "train" and first.hardware == "NVIDIA H100 80GB HBM3"
+    [second] = read_their_results(path, sample=1)
+    assert second.outcome == "runtime_error" and second.runtime is None
+    assert second.error == "CUDA error: misaligned address"
+    [third] = read_their_results(path, level=2, sample=2)
+    assert (third.problem_id, third.outcome, third.error) == (3, "compile_error", "nvcc failed")
+
+
 @pytest.mark.parametrize(
     ("name", "text", "message"),
     [
@@ -62,6 +89,10 @@ def test_jsonl_rows(tmp_path):
         ("r.jsonl", '{"level": "one", "problem_id": 2, "compiled": true, "correct": true}\n',
          r"level 'one' is not a whole number"),
         ("r.json", '"text"', r"r\.json: expected"),
+        ("r.json", '[{"task_id": "relu", "compiled": true}]', r"task_id 'relu' names no level_L"),
+        ("r.json", '[{"task_id": "level_1_problem_2", "solution_id": "best", "compiled": true}]',
+         r"solution_id 'best' ends in no _sample_K or _solution_K"),
+        ("r.json", '[{"task_id": "level_1_problem_2"}]', r"item 0: missing compiled"),
     ],
 )  # fmt: skip
 def test_bad_files_are_one_clear_line(tmp_path, name, text, message):

@@ -5,6 +5,10 @@ Two shapes are read:
   and run): problem id -> a sample record, or a list of them, each with `sample_id`, `compiled`,
   `correctness`, `metadata` (errors, `max_difference`, `hardware`), `runtime` and, in later
   versions, `ref_runtime`. The file names no level, so the caller supplies it.
+- A JSON list of rows that name the problem by `task_id` (`level_L_problem_N`) and the sample by
+  `solution_id` (ending `_sample_K` or `_solution_K`, or a number), with `compiled`,
+  `correctness`, `metadata` as above and `runtime` (ms, -1 where untimed): the shape a common fork
+  of KernelBench writes as its eval_results.json.
 - JSONL (or a JSON list) of rows: `level`, `problem_id`, `compiled`, `correct` (or
   `correctness`), and optionally `speedup`, `runtime`, `ref_runtime`, `sample_id`, `timeout`,
   `error`, `max_difference`, `atol`, `mode` (the module's train/eval mode), `hash` or `code` (the
@@ -14,6 +18,7 @@ Two shapes are read:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,8 +28,11 @@ from cuda_agent.task import content_hash
 KERNELBENCH_MODE = "train"  # KernelBench never calls .eval() on the reference or the candidate
 SHAPES = (
     "expected KernelBench's eval_results.json (problem id -> samples with compiled and "
-    "correctness) or JSONL rows with level, problem_id, compiled and correct"
+    "correctness, or a list of rows with task_id, solution_id, compiled and correctness) or "
+    "JSONL rows with level, problem_id, compiled and correct"
 )
+_TASK_ID = re.compile(r"level_?(\d+)_problem_?(\d+)")
+_SOLUTION_ID = re.compile(r"(?:^|_)(?:sample|solution)_?(\d+)$")
 _ERROR_KEYS = ("compilation_error", "runtime_error", "cuda_error", "other_error",
                "correctness_issue", "error_during_performance", "error")  # fmt: skip
 
@@ -97,6 +105,8 @@ def _parse(text: str, where: str):
 def _from_row(where: str, row) -> TheirResult:
     if not isinstance(row, dict):
         raise UserError(f"{where}: {SHAPES}")
+    if "task_id" in row and "level" not in row:
+        return _from_task_row(where, row)
     correct = row.get("correct", row.get("correctness"))
     given = {"level": row.get("level"), "problem_id": row.get("problem_id"),
              "compiled": row.get("compiled"), "correct": correct}  # fmt: skip
@@ -124,6 +134,44 @@ def _from_row(where: str, row) -> TheirResult:
     )
 
 
+def _from_task_row(where: str, row: dict) -> TheirResult:
+    """A row of the fork's list: the problem and sample named in strings."""
+    task = _TASK_ID.search(str(row["task_id"]))
+    if task is None:
+        raise UserError(f"{where}: task_id {row['task_id']!r} names no level_L_problem_N; {SHAPES}")
+    if "compiled" not in row:
+        raise UserError(f"{where}: missing compiled; {SHAPES}")
+    solution = row.get("solution_id", 0)
+    if isinstance(solution, str) and not solution.isdigit():
+        found = _SOLUTION_ID.search(solution)
+        if found is None:
+            raise UserError(
+                f"{where}: solution_id {solution!r} ends in no _sample_K or _solution_K; {SHAPES}"
+            )
+        solution = found[1]
+    return _from_sample(row, int(task[1]), int(task[2]), _int(solution, where, "solution_id"))
+
+
+def _from_sample(sample: dict, level: int, problem_id: int, sample_id: int) -> TheirResult:
+    """A sample record as KernelBench writes it: `compiled`, `correctness`, `metadata`."""
+    meta = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
+    return TheirResult(
+        level=level,
+        problem_id=problem_id,
+        sample_id=sample_id,
+        compiled=bool(sample["compiled"]),
+        correct=bool(sample.get("correctness", False)),
+        speedup=_speedup(sample),
+        runtime=_runtime(sample),
+        timeout=bool(meta.get("timeout", False)),
+        error=next((_first_line(meta[k]) for k in _ERROR_KEYS if meta.get(k)), None),
+        runtime_error="runtime_error" in meta,
+        max_difference=_max_difference(meta.get("max_difference")),
+        mode=KERNELBENCH_MODE,
+        hardware=meta.get("hardware"),
+    )
+
+
 def _from_eval_results(path: Path, data: dict, level: int | None) -> list[TheirResult]:
     if level is None:
         raise UserError(
@@ -138,24 +186,8 @@ def _from_eval_results(path: Path, data: dict, level: int | None) -> list[TheirR
             where = f"{path} problem {key}"
             if not isinstance(sample, dict) or "compiled" not in sample:
                 raise UserError(f"{where}: {SHAPES}")
-            meta = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
-            found.append(
-                TheirResult(
-                    level=level,
-                    problem_id=int(key),
-                    sample_id=_int(sample.get("sample_id", 0), where, "sample_id"),
-                    compiled=bool(sample["compiled"]),
-                    correct=bool(sample.get("correctness", False)),
-                    speedup=_speedup(sample),
-                    runtime=_runtime(sample),
-                    timeout=bool(meta.get("timeout", False)),
-                    error=next((_first_line(meta[k]) for k in _ERROR_KEYS if meta.get(k)), None),
-                    runtime_error="runtime_error" in meta,
-                    max_difference=_max_difference(meta.get("max_difference")),
-                    mode=KERNELBENCH_MODE,
-                    hardware=meta.get("hardware"),
-                )
-            )
+            sample_id = _int(sample.get("sample_id", 0), where, "sample_id")
+            found.append(_from_sample(sample, level, int(key), sample_id))
     return found
 
 

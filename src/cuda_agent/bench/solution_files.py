@@ -2,8 +2,8 @@
 
 Accepted, for a task named NAME: NAME/ (a workspace folder, or a folder holding one single-file
 model_new.py), NAME.py, and, where the task has a KernelBench level and problem id, the files
-KernelBench's scripts write: level_{L}_problem_{ID}_sample_{K}_kernel.py (the lowest sample K
-when several exist).
+KernelBench's scripts write, level_{L}_problem_{ID}_sample_{K}_kernel.py, and the same with
+`solution` for `sample`, as a common fork writes them (the lowest K when several exist).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from cuda_agent.task import Task
 
-_KERNELBENCH = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py")
+_KERNELBENCH = re.compile(r"level_(\d+)_problem_(\d+)_(?:sample|solution)_(\d+)_kernel\.py")
 
 
 def find_solution(folder: Path, task: Task) -> Path | None:
@@ -24,7 +24,7 @@ def find_solution(folder: Path, task: Task) -> Path | None:
     if task.level is None or task.source.problem_id is None:
         return None
     samples = []
-    for path in folder.glob("level_*_problem_*_sample_*_kernel.py"):
+    for path in folder.glob("level_*_problem_*_kernel.py"):
         match = _KERNELBENCH.fullmatch(path.name)
         if match and (int(match[1]), int(match[2])) == (task.level, task.source.problem_id):
             samples.append((int(match[3]), path))
