@@ -238,3 +238,19 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
 
 def _env() -> dict:
     return dict(os.environ)
+
+
+def test_a_run_of_several_samples_is_compared_sample_by_sample(tmp_path):
+    """Our sample K beside their sample K: the fixture's problem 1 has a correct sample 0 and a
+    sample 1 that did not compile."""
+    store = RunStore(tmp_path)
+    store.start(RunMeta(kind="solutions", tasks="kernelbench", solutions="/s"))
+    task = TASKS[1, 1]
+    for sample, v in ((0, verdict("x", True, 2.0, 1.5)), (1, verdict("x"))):
+        v = v.model_copy(update={"task": task.name, "task_hash": task.hash})
+        store.record(TaskResult.of(task, v, sample=sample))
+    first = _by_problem(compare_with_file(tmp_path, EVAL_RESULTS, level=1))[1, 1]
+    assert (first.ours, first.theirs, first.same) == ("correct", "correct", True)
+    second = _by_problem(compare_with_file(tmp_path, EVAL_RESULTS, level=1, sample=1))[1, 1]
+    # both failed it: the same verdict on whether it passes
+    assert (second.ours, second.theirs, second.same) == ("mismatch", "compile_error", True)

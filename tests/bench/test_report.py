@@ -217,3 +217,44 @@ def test_the_report_names_the_timing_method_and_the_launch_bound_tasks(tmp_path)
     assert "| kernels | 2 | 2.45x | 2.45x |" in md
     html = files.html.read_text()
     assert 'id="launch-bound"' in html and "L1_30_Op" in html and 'id="methods"' in html
+
+
+def test_tasks_with_several_samples_get_pass_at_k_and_best_of_k(tmp_path):
+    """Headline figures over each task's lowest sample; the Samples table adds the best sample
+    per task (pass@k, best-of-k) and pass@1, the mean share of correct samples."""
+    store = RunStore(tmp_path)
+    store.start(RunMeta(kind="solutions", tasks="kernelbench", solutions="s", timing="events"))
+    relu, softmax = kb_task(1, 19), kb_task(1, 23)
+    for task, sample, v in (
+        (relu, 0, verdict("L1_19_Op", status=Status.COMPILE_ERROR)),
+        (relu, 1, verdict("L1_19_Op", True, 2.0, 1.5)),
+        (relu, 2, verdict("L1_19_Op", True, 4.0, 3.0)),
+        (softmax, 0, verdict("L1_23_Op", True, 1.2, 0.8)),
+        (softmax, 1, verdict("L1_23_Op", status=Status.MISMATCH)),
+    ):
+        store.record(TaskResult.of(task, v, sample=sample))
+    md = write_report(tmp_path).markdown.read_text()
+    assert "2 tasks finished (5 samples; see Samples)" in md
+    section = md.split("## Samples", 1)[1].split("##", 1)[0]
+    # lowest samples: relu failed, softmax 1.2x eager / 0.8x compile
+    assert (
+        "| each task's lowest sample (the figures above) | 2 | 5 | 50.0 % | 0.0 % | 1.20x | 0.80x |"
+        in section
+    )
+    # best samples: relu's third (4x, 3x), softmax's first: geomeans (4*1.2)**.5, (3*.8)**.5
+    assert (
+        "| each task's best sample (pass@k, best-of-k) | 2 | 5 | 100.0 % | 50.0 % | 2.19x | 1.55x |"
+        in section
+    )
+    assert (
+        "| pass@1 (the mean share of correct samples) | 2 | 5 | 58.3 % |" in section
+    )  # (2/3+1/2)/2
+    level = md.split("## Level L1", 1)[1].split("##", 1)[0]
+    assert "| this run | 2 | 50.0 % |" in level  # the headline is the lowest samples'
+    tasks = md.split("## Tasks", 1)[1]
+    assert all(f"L1_19_Op.sample_{k}" in tasks for k in (0, 1, 2))
+
+
+def test_one_sample_per_task_has_no_samples_section(tmp_path):
+    crafted_run(tmp_path)
+    assert "## Samples" not in write_report(tmp_path).markdown.read_text()

@@ -18,6 +18,7 @@ from cuda_agent.bench import (
     RunStore,
     ServiceConfig,
     StoredSolutions,
+    pending_samples,
     pending_tasks,
     run_agent,
     run_stored,
@@ -262,3 +263,34 @@ def test_a_body_that_is_not_json_is_a_model_error_not_the_end_of_the_run(tmp_pat
         server.close()
     assert [r.status for r in done] == [MODEL_ERROR, MODEL_ERROR]
     assert all("it begins 'this is {not json'" in r.verdict.message for r in done)
+
+
+def test_every_kernelbench_sample_of_a_task_is_scored_and_resumed(tmp_path, service):
+    """level_L_problem_N_sample_K and _solution_K files: one result per sample, each with its K
+    and its own solution folder; a rerun evaluates none of them again."""
+    from tests.conftest import FIXTURE_KERNELBENCH
+
+    tasks = [t for t in load_tasks(str(FIXTURE_KERNELBENCH)) if t.name == "L1_1_Elementwise_ReLU"]
+    folder = tmp_path / "samples"
+    folder.mkdir()
+    (folder / "level_1_problem_1_sample_0_kernel.py").write_text("\n")  # empty: invalid
+    (folder / "level_1_problem_1_solution_1_kernel.py").write_text("class ModelNew(:\n")
+    store = RunStore(tmp_path / "run")
+    store.start(RunMeta(kind="solutions", tasks="x", solutions=str(folder)))
+    source = StoredSolutions(folder)
+    assert [(t.name, k) for t, k, _ in pending_samples(tasks, source, store)] == [
+        ("L1_1_Elementwise_ReLU", 0),
+        ("L1_1_Elementwise_ReLU", 1),
+    ]
+    results = run_stored(tasks, source, store, service, Stage.COMPILE)
+    assert sorted((r.sample, r.status) for r in results) == [(0, "invalid"), (1, "invalid")]
+    assert "empty" in results[0].verdict.message and "parse" in results[1].verdict.message
+    assert {r.key for r in store.results()} == {
+        "L1_1_Elementwise_ReLU.sample_0",
+        "L1_1_Elementwise_ReLU.sample_1",
+    }
+    assert store.solution_files("L1_1_Elementwise_ReLU.sample_1") == {
+        "model_new.py": "class ModelNew(:\n"
+    }
+    assert pending_samples(tasks, source, store) == []
+    assert run_stored(tasks, source, store, service, Stage.COMPILE) == []

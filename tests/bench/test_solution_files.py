@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cuda_agent.bench.solution_files import find_solution
+from cuda_agent.bench.solution_files import find_solutions
 from cuda_agent.task import Task, TaskSource
 
 
@@ -13,22 +13,27 @@ def _task(name: str, level: int | None = None, problem: int | None = None) -> Ta
     return Task(name=name, code="", source=source)
 
 
-def test_by_name_then_by_level_and_problem(tmp_path):
+def test_by_name_then_every_sample_of_the_level_and_problem(tmp_path):
     (tmp_path / "relu").mkdir()
     (tmp_path / "gelu.py").write_text("")
     for name in (
         "level_1_problem_19_sample_2_kernel.py",
         "level_1_problem_19_sample_0_kernel.py",
+        "level_1_problem_19_solution_1_kernel.py",  # a fork's name for its samples
         "level_2_problem_19_sample_0_kernel.py",
         "level_1_problem_190_sample_0_kernel.py",
+        "level_1_problem_19_best_kernel.py",  # neither a sample nor a solution number
     ):
         (tmp_path / name).write_text("")  # fmt: skip
-    assert find_solution(tmp_path, _task("relu")) == tmp_path / "relu"
-    assert find_solution(tmp_path, _task("gelu", 1, 19)) == tmp_path / "gelu.py"
-    found = find_solution(tmp_path, _task("19_ReLU", 1, 19))
-    assert found == tmp_path / "level_1_problem_19_sample_0_kernel.py"
-    assert find_solution(tmp_path, _task("3_Other", 1, 3)) is None
-    assert find_solution(tmp_path, _task("softmax")) is None
+    assert find_solutions(tmp_path, _task("relu")) == [(None, tmp_path / "relu")]
+    assert find_solutions(tmp_path, _task("gelu", 1, 19)) == [(None, tmp_path / "gelu.py")]
+    assert find_solutions(tmp_path, _task("19_ReLU", 1, 19)) == [
+        (0, tmp_path / "level_1_problem_19_sample_0_kernel.py"),
+        (1, tmp_path / "level_1_problem_19_solution_1_kernel.py"),
+        (2, tmp_path / "level_1_problem_19_sample_2_kernel.py"),
+    ]
+    assert find_solutions(tmp_path, _task("3_Other", 1, 3)) == []
+    assert find_solutions(tmp_path, _task("softmax")) == []
 
 
 def test_a_folder_of_single_files_alone_is_accepted_and_a_stranger_one_refused(tmp_path):

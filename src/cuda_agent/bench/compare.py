@@ -93,7 +93,7 @@ def compare_with_file(
     other run used, to compare problem versions where their file does not identify them.
     `their_baseline` is KernelBench's baseline timing file, which gives their speed-ups where
     their results record only the kernels' runtimes."""
-    ours = _kernelbench_results(run)
+    ours = _kernelbench_results(run, sample)
     if level is None:
         levels = {key[0] for key in ours}
         level = levels.pop() if len(levels) == 1 else None
@@ -107,7 +107,7 @@ def compare_with_file(
     if their_problems is not None:
         tasks = load_tasks(their_problems)
         versions = {(t.level, t.source.problem_id): t.hash for t in tasks if t.level is not None}
-    comparison = compare_run(run, theirs, str(results_file), versions, level=level)
+    comparison = compare_run(run, theirs, str(results_file), versions, level=level, sample=sample)
     return replace(comparison, notes=(*comparison.notes, *notes))
 
 
@@ -129,14 +129,15 @@ def compare_run(
     their_versions: dict[tuple[int, int], str] | None = None,
     config: EnvConfig | None = None,
     level: int | None = None,
+    sample: int = 0,
 ) -> Comparison:
     """Each KernelBench problem of the run (of `level`, if given) or of `theirs`, matched by
-    (level, problem id).
+    (level, problem id); where the run scored several samples of a problem, its sample `sample`.
 
     `their_versions` maps (level, problem id) to the content hash of the problem text their run
     used, where their file does not carry it; `config` gives our tolerance (the defaults when the
     run's is not known)."""
-    mine, modes = _kernelbench_results(run), _modes(RunStore(run))
+    mine, modes = _kernelbench_results(run, sample), _modes(RunStore(run))
     if level is not None:
         mine = {k: r for k, r in mine.items() if k[0] == level}
         if not mine:
@@ -162,14 +163,17 @@ def compare_run(
     return Comparison(str(run), their_label, tuple(rows), tuple(notes))
 
 
-def _kernelbench_results(run: str | Path) -> dict[tuple[int, int], TaskResult]:
-    """The run's latest result per KernelBench problem, by (level, problem id)."""
+def _kernelbench_results(run: str | Path, sample: int = 0) -> dict[tuple[int, int], TaskResult]:
+    """The run's latest result per KernelBench problem, by (level, problem id): its sample
+    `sample`, where the run scored several."""
     store = RunStore(run)
     store.meta()  # a clear error when RUN is not a bench run folder
     mine = {
         (r.level, r.task["problem_id"]): r
         for r in store.results()
-        if r.level is not None and r.task.get("problem_id") is not None
+        if r.level is not None
+        and r.task.get("problem_id") is not None
+        and r.sample in (None, sample)
     }
     if not mine:
         raise UserError(f"{run}: holds no KernelBench results (no task has a level and id)")

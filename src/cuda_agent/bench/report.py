@@ -13,7 +13,7 @@ import jinja2
 from cuda_agent.bench import metrics as m
 from cuda_agent.bench import paper, plots
 from cuda_agent.bench.report_template import HTML_TEMPLATE
-from cuda_agent.bench.store import MODEL_ERROR, RunMeta, RunStore, TaskResult
+from cuda_agent.bench.store import MODEL_ERROR, RunMeta, RunStore, TaskResult, first_samples
 from cuda_agent.sandbox import Verdict
 
 FIGURES = "report_files"
@@ -103,8 +103,10 @@ def write_report(run_dir: str | Path) -> ReportFiles:
     store = RunStore(run_dir)
     meta = store.meta()
     results = sorted(store.results(), key=_task_order)
-    # A task the endpoint broke off has no verdict on the model: it is listed, not scored.
-    scored = [r for r in results if r.status != MODEL_ERROR]
+    # A task's headline result is its lowest sample's, as one-sample runs are scored; a task the
+    # endpoint broke off has no verdict on the model: it is listed, not scored.
+    firsts = first_samples(results)
+    scored = [r for r in firsts if r.status != MODEL_ERROR]
     scores = m.by_level((r.level, r.verdict) for r in scored)
     figures_dir = store.root / FIGURES
     figures_dir.mkdir(exist_ok=True)
@@ -125,15 +127,16 @@ def write_report(run_dir: str | Path) -> ReportFiles:
         "reward_table": _reward_table(scores),
         "status_table": _status_table(results),
         "method_table": _method_table(meta, scored),
-        "launch_bound": [r for r in results if r.verdict.launch_bound],
+        "samples_table": _samples_table([r for r in results if r.status != MODEL_ERROR]),
+        "launch_bound": [r for r in firsts if r.verdict.launch_bound],
         "launch_bound_note": LAUNCH_BOUND_NOTE,
-        "redrawn": [r for r in results if _redrawn(r.verdict)],
-        "degenerate": [r for r in results if r.verdict.degenerate],
+        "redrawn": [r for r in firsts if _redrawn(r.verdict)],
+        "degenerate": [r for r in firsts if r.verdict.degenerate],
         "tasks": [_task_view(store, r) for r in results],
         "task_header": TASK_HEADER,
         "figures": [f"{FIGURES}/{p.name}" for p in figures],
         "paper": paper,
-        "summary": _summary(meta, results),
+        "summary": _summary(meta, firsts, len(results)),
     }
     md_path = store.root / "report.md"
     md_path.write_text(_markdown(context))
@@ -208,13 +211,56 @@ def _method_table(meta: RunMeta, results: list[TaskResult]) -> Table:
 def _status_table(results: list[TaskResult]) -> Table:
     counts = Counter(r.status for r in results)
     rows = [[status, str(n)] for status, n in counts.most_common()]
-    return Table("Outcomes", ["status", "tasks"], rows)
+    return Table("Outcomes", ["status", "results"], rows)
+
+
+SAMPLE_COLUMNS = (
+    ("pass_rate", "pass rate"),
+    ("faster_than_compile", "faster than torch.compile"),
+    ("geomean_vs_eager_correct", "geomean vs eager, correct only"),
+    ("geomean_vs_compile_correct", "geomean vs torch.compile, correct only"),
+)
+
+
+def _samples_table(results: list[TaskResult]) -> Table:
+    """Where tasks have several samples: the figures over each task's lowest sample (the
+    headline's), over its best (pass@k, best-of-k), and pass@1 as the mean share of correct
+    samples. No rows where every task has one."""
+    by_task: dict[str, list[TaskResult]] = {}
+    for r in results:
+        by_task.setdefault(r.name, []).append(r)
+    header = ["over", "tasks", "samples"] + [h for _, h in SAMPLE_COLUMNS]
+    if all(len(group) == 1 for group in by_task.values()):
+        return Table("Samples", header, [])
+    samples = str(len(results))
+    firsts = m.compute([r.verdict for r in first_samples(results)])
+    best = m.compute([max((r.verdict for r in g), key=_merit) for g in by_task.values()])
+    pass_at_1 = sum(sum(r.verdict.correct for r in g) / len(g) for g in by_task.values())
+    rows = [
+        ["each task's lowest sample (the figures above)", str(firsts.tasks), samples]
+        + [_fmt_metric(firsts, k) for k, _ in SAMPLE_COLUMNS],
+        ["each task's best sample (pass@k, best-of-k)", str(best.tasks), samples]
+        + [_fmt_metric(best, k) for k, _ in SAMPLE_COLUMNS],
+        ["pass@1 (the mean share of correct samples)", str(len(by_task)), samples,
+         _pct(pass_at_1 / len(by_task)), "—", "—", "—"],
+    ]  # fmt: skip
+    return Table("Samples", header, rows)
+
+
+def _merit(v: Verdict) -> tuple:
+    """What makes a sample a task's best: correct, then reward, then speed-up."""
+    return (v.correct, v.reward, v.speedup_vs_compile or 0.0, v.speedup_vs_eager or 0.0)
+
+
+def _fmt_metric(scores: m.Metrics, key: str) -> str:
+    value = getattr(scores, key)
+    return _pct(value) if key in ("pass_rate", "faster_than_compile") else _times(value)
 
 
 def _task_view(store: RunStore, r: TaskResult) -> TaskView:
     v = r.verdict
     cells = [
-        r.name,
+        r.key,
         m.level_key(r.level),
         r.status,
         "yes" if v.compiled else "no",
@@ -227,9 +273,9 @@ def _task_view(store: RunStore, r: TaskResult) -> TaskView:
         v.input_distribution or "task's own",
         "yes" if v.launch_bound else "no",
     ]
-    files = {p: _clip(t) for p, t in store.solution_files(r.name).items()}
+    files = {p: _clip(t) for p, t in store.solution_files(r.key).items()}
     return TaskView(
-        name=r.name,
+        name=r.key,
         level=m.level_key(r.level),
         status=r.status,
         verdict=v,
@@ -309,12 +355,14 @@ LAUNCH_BOUND_NOTE = (
 )
 
 
-def _summary(meta: RunMeta, results: list[TaskResult]) -> list[str]:
+def _summary(meta: RunMeta, results: list[TaskResult], evaluated: int) -> list[str]:
+    """`results`: one per task; `evaluated`: the results of every sample."""
     gpus = sorted({r.verdict.gpu for r in results if r.verdict.gpu})
     not_verified = sum(1 for r in results if r.status == "no_gpu")
+    samples = f" ({evaluated} samples; see Samples)" if evaluated > len(results) else ""
     lines = [
         f"Run of {meta.describe()}, started {meta.created}.",
-        f"{len(results)} tasks finished; GPU: {', '.join(gpus) or 'none recorded'}.",
+        f"{len(results)} tasks finished{samples}; GPU: {', '.join(gpus) or 'none recorded'}.",
         f"Times, speed-ups and rewards are by the {meta.timing} timing method.",
     ]
     bound = sum(1 for r in results if r.verdict.launch_bound)
@@ -344,8 +392,9 @@ def _markdown(ctx: dict) -> str:
     out += [line for note in paper.NOTES for line in (note, "")]
     for table in (ctx["fast_p_table"], ctx["reward_table"], ctx["status_table"]):
         out += [f"## {table.title}", "", table.markdown(), ""]
-    if ctx["method_table"].rows:
-        out += [f"## {ctx['method_table'].title}", "", ctx["method_table"].markdown(), ""]
+    for table in (ctx["method_table"], ctx["samples_table"]):
+        if table.rows:
+            out += [f"## {table.title}", "", table.markdown(), ""]
     if ctx["launch_bound"]:
         out += ["## Launch-bound tasks", "", LAUNCH_BOUND_NOTE, ""]
         out += [f"- {r.name}" for r in ctx["launch_bound"]] + [""]

@@ -70,6 +70,15 @@ Overall weights each level by its task count.</p>
   {% endfor %}
 </table>
 {% endif %}
+{% if samples_table.rows %}
+<h2>{{ samples_table.title }}</h2>
+<table id="samples" class="metrics">
+  <tr>{% for h in samples_table.header %}<th>{{ h }}</th>{% endfor %}</tr>
+  {% for row in samples_table.rows %}
+  <tr>{% for c in row %}<td>{{ c }}</td>{% endfor %}</tr>
+  {% endfor %}
+</table>
+{% endif %}
 {% if launch_bound %}
 <h2>Launch-bound tasks</h2>
 <p>{{ launch_bound_note }}</p>

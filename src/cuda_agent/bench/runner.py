@@ -1,13 +1,14 @@
 """`cuda-agent bench`: stored solutions or an agent over a task set, one result line per task.
 
 Stored solutions: one per task, named by task name (a workspace folder, a single-file NAME.py or
-NAME/model_new.py) or as KernelBench's scripts name them (solution_files.py). A task
-without one is scored as a failure with status `missing`; an unreadable folder as
-`invalid`. Results are appended as tasks finish; a rerun into the same folder skips the tasks
-already finished (for the same program), and redoes those that failed for reasons outside the
-solution (the model endpoint, the evaluation service losing a worker twice, or the harness
-running out of GPU memory beside the other evaluations on its GPU: a stored solution that met
-the last is evaluated again alone before the run ends).
+NAME/model_new.py), or as KernelBench's scripts name them (solution_files.py), where every
+sample K of a task is scored, each result carrying its K. A task without one is scored as a
+failure with status `missing`; an unreadable folder as `invalid`. Results are appended as tasks
+finish; a rerun into the same folder skips the tasks already finished (for the same program),
+and redoes those that failed for reasons outside the solution (the model endpoint, the
+evaluation service losing a worker twice, or the harness running out of GPU memory beside the
+other evaluations on its GPU: a stored solution that met the last is evaluated again alone
+before the run ends).
 """
 
 from __future__ import annotations
@@ -23,8 +24,15 @@ from typing import TYPE_CHECKING
 
 from cuda_agent.bench.pipeline import SERVICE_ERROR
 from cuda_agent.bench.service import EvaluationService, Job
-from cuda_agent.bench.solution_files import find_solution
-from cuda_agent.bench.store import MISSING, MODEL_ERROR, RunStore, TaskResult, failed_verdict
+from cuda_agent.bench.solution_files import find_solutions
+from cuda_agent.bench.store import (
+    MISSING,
+    MODEL_ERROR,
+    RunStore,
+    TaskResult,
+    failed_verdict,
+    sample_key,
+)
 from cuda_agent.errors import UserError
 from cuda_agent.sandbox import Stage, Status, Verdict, read_submission
 from cuda_agent.task import Task
@@ -52,7 +60,7 @@ def check_solutions(tasks: list[Task], source: StoredSolutions) -> None:
     folder = source.folder
     if not folder.is_dir():
         raise UserError(f"--solutions {folder}: no such folder")
-    if any(find_solution(folder, task) is not None for task in tasks):
+    if any(find_solutions(folder, task) for task in tasks):
         return
     there = sorted(p.name for p in folder.iterdir())
     names = sorted(t.name for t in tasks)
@@ -72,14 +80,34 @@ def pending_tasks(tasks: list[Task], store: RunStore) -> list[Task]:
         raise UserError(
             f"task names repeat in the set ({', '.join(dupes[:5])}); names must be unique"
         )
+    done = _final(tasks, store)
+    return [t for t in tasks if t.name not in done]
+
+
+def pending_samples(
+    tasks: list[Task], source: StoredSolutions, store: RunStore
+) -> list[tuple[Task, int | None, Path | None]]:
+    """(task, sample K, its file) of each stored solution without a final result in the run;
+    a task with none found comes once, with no file."""
+    pending_tasks(tasks, store)  # the same checks of the set
+    done = _final(tasks, store)
+    out = []
+    for task in tasks:
+        found = find_solutions(source.folder, task) or [(None, None)]
+        out += [(task, k, path) for k, path in found if sample_key(task.name, k) not in done]
+    return out
+
+
+def _final(tasks: list[Task], store: RunStore) -> set[str]:
+    """Keys of the results that a rerun keeps: for the same program, and not ended by a cause
+    outside the solution."""
     final = {
-        r.name
+        r.key
         for r in store.results()
         if r.status not in (MODEL_ERROR, Status.HARNESS_ERROR)
         and not r.verdict.message.startswith(SERVICE_ERROR)
     }
-    done = store.finished(tasks) & final
-    return [t for t in tasks if t.name not in done]
+    return store.finished(tasks) & final
 
 
 def run_stored(
@@ -100,9 +128,8 @@ def run_stored(
         if on_result is not None:
             on_result(result)
 
-    jobs = []
-    for task in pending_tasks(tasks, store):
-        found = find_solution(source.folder, task)
+    jobs, samples = [], {}
+    for task, sample, found in pending_samples(tasks, source, store):
         if found is None:
             message = (
                 f"no solution: neither {source.folder / task.name} nor "
@@ -114,19 +141,22 @@ def run_stored(
         try:
             solution = read_submission(found, source.entry_point)
         except UserError as err:
-            record(TaskResult.of(task, failed_verdict(task, stage, Status.INVALID, str(err))))
+            verdict = failed_verdict(task, stage, Status.INVALID, str(err))
+            record(TaskResult.of(task, verdict, sample=sample))
             continue
-        store.save_solution(task.name, solution)
-        jobs.append(Job(task, solution, stage))
+        key = sample_key(task.name, sample)
+        store.save_solution(key, solution)
+        jobs.append(Job(task, solution, stage, key=key))
+        samples[key] = sample
     crowded = []
     for job, verdict in service.map(jobs):
         if verdict.status == Status.HARNESS_ERROR:
             crowded.append(job)  # recorded once retried: a killed run redoes it
         else:
-            record(TaskResult.of(job.task, verdict, solution=job.solution))
+            record(TaskResult.of(job.task, verdict, solution=job.solution, sample=samples[job.id]))
     for job in crowded:  # one at a time, with every other worker idle
         verdict = service.evaluate(job.task, job.solution, job.stage)
-        record(TaskResult.of(job.task, verdict, solution=job.solution))
+        record(TaskResult.of(job.task, verdict, solution=job.solution, sample=samples[job.id]))
     return done
 
 
@@ -234,6 +264,6 @@ def verdict_line(result: TaskResult) -> str:
     """One short line for progress output."""
     v: Verdict = result.verdict
     if result.status == MODEL_ERROR:
-        return f"{result.name}: model_error: {' '.join(v.message.split())[:300]}"
+        return f"{result.key}: model_error: {' '.join(v.message.split())[:300]}"
     speed = f" {v.speedup_vs_eager:.2f}x eager" if v.speedup_vs_eager is not None else ""
-    return f"{result.name}: {result.status}{speed} (reward {v.reward})"
+    return f"{result.key}: {result.status}{speed} (reward {v.reward})"

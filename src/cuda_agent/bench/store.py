@@ -62,6 +62,7 @@ class TaskResult(BaseModel):
     task: dict
     status: str  # the verdict's status, or "missing"
     verdict: Verdict
+    sample: int | None = None  # KernelBench's sample K where the task has several solutions
     solution_hash: str | None = None
     trajectory: str | None = None  # path relative to the run folder
     seconds: float | None = None
@@ -70,6 +71,11 @@ class TaskResult(BaseModel):
     @property
     def name(self) -> str:
         return self.task["name"]
+
+    @property
+    def key(self) -> str:
+        """The task's name, and its sample where it has one: what names its solution folder."""
+        return self.name if self.sample is None else sample_key(self.name, self.sample)
 
     @property
     def level(self) -> int | None:
@@ -85,6 +91,7 @@ class TaskResult(BaseModel):
         solution: Solution | None = None,
         trajectory: str | None = None,
         seconds: float | None = None,
+        sample: int | None = None,
     ) -> TaskResult:
         record = task.to_record()
         record.pop("code")
@@ -92,11 +99,31 @@ class TaskResult(BaseModel):
             task=record,
             status=status or verdict.status.value,
             verdict=verdict,
+            sample=sample,
             solution_hash=solution.hash if solution is not None else None,
             trajectory=trajectory,
             seconds=seconds,
             finished=_now(),
         )
+
+
+def sample_key(name: str, sample: int | None) -> str:
+    return name if sample is None else f"{name}.sample_{sample}"
+
+
+def first_samples(results: list[TaskResult]) -> list[TaskResult]:
+    """One result per task, its lowest sample's: what a run's headline figures are over, as
+    KernelBench's one-sample runs are scored."""
+    first: dict[str, TaskResult] = {}
+    for r in results:
+        kept = first.get(r.name)
+        if kept is None or _sample_order(r) < _sample_order(kept):
+            first[r.name] = r
+    return [r for r in results if first[r.name] is r]
+
+
+def _sample_order(r: TaskResult) -> int:
+    return -1 if r.sample is None else r.sample
 
 
 def failed_verdict(task: Task, stage: Stage, status: Status, message: str) -> Verdict:
@@ -156,7 +183,8 @@ class RunStore:
             raise UserError(f"{path}: not a run description ({err.error_count()} errors)") from None
 
     def results(self) -> list[TaskResult]:
-        """The latest result of each task, in the order they first finished."""
+        """The latest result of each task (of each sample, where it has several), in the order
+        they first finished."""
         latest: dict[str, TaskResult] = {}
         for lineno, record in enumerate(self._log.read(), 1):
             try:
@@ -165,13 +193,14 @@ class RunStore:
                 raise UserError(
                     f"{self._log.path}:{lineno}: not a task result; the file is damaged"
                 ) from None
-            latest[result.name] = result
+            latest[result.key] = result
         return list(latest.values())
 
     def finished(self, tasks: list[Task]) -> set[str]:
-        """Names of the tasks whose result is for the same program (same content hash)."""
-        done = {(r.name, r.task.get("hash")) for r in self.results()}
-        return {t.name for t in tasks if (t.name, t.hash) in done}
+        """Keys (TaskResult.key) of the results for the tasks' programs as they are now (same
+        content hash)."""
+        hashes = {t.name: t.hash for t in tasks}
+        return {r.key for r in self.results() if hashes.get(r.name) == r.task.get("hash")}
 
     def record(self, result: TaskResult) -> None:
         self._log.append(json.loads(result.model_dump_json()))

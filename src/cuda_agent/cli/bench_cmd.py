@@ -17,6 +17,7 @@ from cuda_agent.bench import (
     StoredSolutions,
     check_ray_address,
     check_solutions,
+    pending_samples,
     pending_tasks,
     run_agent,
     run_audit,
@@ -139,13 +140,14 @@ def bench(
     store = RunStore(out)
     with run_lock(store.root):
         store.start(meta)
-        todo = pending_tasks(found, store)
+        source = StoredSolutions(solutions, entry_point) if solutions is not None else None
+        todo = _todo(found, store, source)
+        waiting = {task.name for task in todo}
         console = Console(stderr=True)
-        console.print(f"{len(found)} tasks, {len(found) - len(todo)} already finished in {out}")
+        console.print(f"{len(found)} tasks, {len(found) - len(waiting)} already finished in {out}")
         if todo:
             try:
-                source = StoredSolutions(solutions, entry_point) if solutions is not None else None
-                _bench(found, store, config, stage, console, source, policy)
+                _bench(found, store, config, stage, console, source, policy, len(todo))
             except KeyboardInterrupt:
                 raise Interrupted(
                     f"the finished tasks are kept in {out}; rerun the same command to resume"
@@ -155,9 +157,16 @@ def bench(
             console.print(f"report: {files.markdown} and {files.html}")
 
 
-def _bench(found, store, config, stage, console, source, policy) -> None:
+def _todo(found, store, source) -> list:
+    """The tasks to evaluate: one entry per pending stored sample, or per pending episode."""
+    if source is None:
+        return pending_tasks(found, store)
+    return [task for task, _, _ in pending_samples(found, source, store)]
+
+
+def _bench(found, store, config, stage, console, source, policy, evaluations: int) -> None:
     with EvaluationService(config) as service, _progress(console) as progress:
-        bar = progress.add_task("bench", total=len(pending_tasks(found, store)))
+        bar = progress.add_task("bench", total=evaluations)
 
         def on_result(result) -> None:
             progress.console.print(verdict_line(result), markup=False)
