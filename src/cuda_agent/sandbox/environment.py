@@ -271,17 +271,20 @@ class Environment:
                 eval_mode = head.module_mode == "eval"
                 if builder is None:
                     entry = str(workdir / ENTRY)
-                    cand.request(
-                        Load(str(build.so_path), entry, ref.init_inputs, state_dict, eval_mode)
-                    )
+                    loaded = cand.request(
+                        Load(str(build.so_path), entry, ref.init_inputs, state_dict, eval_mode,
+                             ref.seed)
+                    )  # fmt: skip
                     own = kernel_names(solution.files)
                 else:  # the kernels of every extension built so far, lazily built ones too
                     cand.on_extension, own = builder, builder.kernels
                     entry_point = solution.entry_point
                     entry = str(workdir / ENTRY)
-                    cand.request(
-                        LoadSingleFile(entry, entry_point, ref.init_inputs, state_dict, eval_mode)
-                    )
+                    loaded = cand.request(
+                        LoadSingleFile(entry, entry_point, ref.init_inputs, state_dict, eval_mode,
+                                       ref.seed)
+                    )  # fmt: skip
+                head.notes.extend(loaded.notes)
                 seconds["child_load"] = time.perf_counter() - start - seconds["child_start"]
                 first = trusted.draw(ref, audit)
                 first_ref = ref(*first)

@@ -20,6 +20,7 @@ class Reference:
         self.module_mode = module_mode
         self.program = load_program(task.code, f"reference_{task.hash}")
         seed = secret_seed()
+        self.seed = seed  # the candidate is built under it too, as KernelBench builds both
         self.init_inputs = init_inputs(self.program, seed)
         torch.manual_seed(seed)
         self.model = self.program.Model(*self.init_inputs).to(device)

@@ -30,6 +30,7 @@ from cuda_agent.sandbox.process.messages import (
     DropOutput,
     ErrorKind,
     Load,
+    Loaded,
     LoadSingleFile,
     Ping,
     Ready,
@@ -42,11 +43,13 @@ from cuda_agent.sandbox.process.messages import (
     Verify,
     Warmup,
 )
+from cuda_agent.sandbox.process.model_state import StateMismatch, adopt_state
 from cuda_agent.sandbox.single_file.child_load import EntryPointMissing, asker, import_entry
 from cuda_agent.sandbox.timing.call import L2Flusher, synchronize, timed_call
 from cuda_agent.sandbox.timing.gpu_work import GpuTraceTampered, start_recording_once
 
 _no_grad = torch.no_grad
+_manual_seed = torch.manual_seed
 _fill = torch.Tensor.fill_
 _empty = torch.empty  # bound before candidate code can patch torch's names
 _OutOfMemoryError = torch.cuda.OutOfMemoryError
@@ -137,7 +140,7 @@ class _State:
                 return self.call(request)
         raise TypeError(f"unknown request {type(request).__name__}")
 
-    def load(self, job: Load) -> Done:
+    def load(self, job: Load) -> Loaded:
         spec = importlib.util.spec_from_file_location("cuda_extension", job.so_path)
         ext = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(ext)
@@ -148,37 +151,36 @@ class _State:
         spec.loader.exec_module(module)
         if not hasattr(module, "ModelNew"):
             raise _InterfaceError("model_new.py defines no class ModelNew")
-        return self._construct(module.ModelNew, job.init_inputs, job.state_dict, job.eval_mode)
+        return self._construct(module.ModelNew, job)
 
-    def load_single_file(self, job: LoadSingleFile) -> Done:
+    def load_single_file(self, job: LoadSingleFile) -> Loaded:
         """Import a single-file submission with its extension builds answered by the parent."""
         try:
             cls = import_entry(job.entry_path, job.entry_point, asker(self.conn))
         except EntryPointMissing as err:
             raise _InterfaceError(str(err)) from None
-        return self._construct(cls, job.init_inputs, job.state_dict, job.eval_mode)
+        return self._construct(cls, job)
 
-    def _construct(self, cls, init_inputs: list, state_dict: dict, eval_mode: bool) -> Done:
+    def _construct(self, cls, job: Load | LoadSingleFile) -> Loaded:
         name = cls.__name__
+        if job.seed is not None:  # as Model was built: the same weights where built the same way
+            _manual_seed(job.seed)
         try:
-            model = cls(*init_inputs)
+            model = cls(*job.init_inputs)
         except TypeError as err:
             raise _InterfaceError(
                 f"{name}(*get_init_inputs()) failed: {err}; {name} takes Model's arguments"
             ) from None
         model = model.to(self.device)
-        if eval_mode:
+        if job.eval_mode:
             model.eval()
-        result = model.load_state_dict(state_dict, strict=False)
-        if result.missing_keys or result.unexpected_keys:
-            raise _InterfaceError(
-                f"{name}'s state_dict differs from Model's: "
-                f"missing {sorted(result.missing_keys)[:6]}, "
-                f"unexpected {sorted(result.unexpected_keys)[:6]}"
-            )
+        try:
+            note = adopt_state(model, job.state_dict, name)
+        except StateMismatch as err:
+            raise _InterfaceError(str(err)) from None
         self.model = model
         synchronize()  # GPU work started by the constructor ends inside the parent's lock
-        return Done()
+        return Loaded((note,) if note else ())
 
     def verify(self, job: Verify) -> Verified:
         outputs, traces = [], []

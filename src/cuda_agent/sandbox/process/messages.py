@@ -29,6 +29,7 @@ class Load:
     init_inputs: list
     state_dict: dict
     eval_mode: bool = False  # call ModelNew.eval() (module_mode.py); else leave it as constructed
+    seed: int | None = None  # the seed Model was built under: ModelNew is built under it too
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class LoadSingleFile:
     init_inputs: list
     state_dict: dict
     eval_mode: bool = False  # as Load's
+    seed: int | None = None  # as Load's
 
 
 @dataclass(frozen=True)
@@ -142,7 +144,15 @@ class Ready:
 
 @dataclass(frozen=True)
 class Done:
-    """The answer to Load, Warmup and DropOutput."""
+    """The answer to Warmup and DropOutput."""
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """The answer to Load and LoadSingleFile: how the model got Model's weights, where its
+    parameters are named differently (process/model_state.py)."""
+
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -225,4 +235,4 @@ class ChildError:
     text: str
 
 
-Answer = Ready | Done | Stored | Verified | Timed | ChildError | ExtensionCall
+Answer = Ready | Done | Loaded | Stored | Verified | Timed | ChildError | ExtensionCall
