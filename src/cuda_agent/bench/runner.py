@@ -266,4 +266,6 @@ def verdict_line(result: TaskResult) -> str:
     if result.status == MODEL_ERROR:
         return f"{result.key}: model_error: {' '.join(v.message.split())[:300]}"
     speed = f" {v.speedup_vs_eager:.2f}x eager" if v.speedup_vs_eager is not None else ""
-    return f"{result.key}: {result.status}{speed} (reward {v.reward})"
+    waited = v.seconds.get("gpu_memory_wait")
+    wait = f"; waited {waited:.1f} s for GPU memory" if waited is not None else ""
+    return f"{result.key}: {result.status}{speed} (reward {v.reward}{wait})"

@@ -16,6 +16,12 @@ import uuid
 
 import torch
 
+from cuda_agent.sandbox.admission import (
+    available_bytes,
+    evaluation_bytes,
+    must_wait,
+    waited_note,
+)
 from cuda_agent.sandbox.build.bindings import unregistered_calls
 from cuda_agent.sandbox.build.extension import BuildResult, build_extension
 from cuda_agent.sandbox.build.pch import ensure_pch
@@ -36,6 +42,7 @@ from cuda_agent.sandbox.process.watch import forkserver_context
 from cuda_agent.sandbox.retry import (
     blame_out_of_memory,
     evaluate_again_alone,
+    evaluate_alone,
     harness_out_of_memory,
 )
 from cuda_agent.sandbox.single_file import early as early_build
@@ -151,12 +158,32 @@ class Environment:
         stage: Stage = Stage.PROFILE,
         prebuilt: BuildResult | None = None,
     ) -> Verdict:
-        """The verdict of one evaluation, tried again alone where retry.py says so."""
+        """The verdict of one evaluation, tried again alone where retry.py says so, or run
+        alone from the start where its GPU memory is not free beside the others (admission.py)."""
         with self._lock:
-            return evaluate_again_alone(
-                lambda alone: self._attempt(task, solution, Stage(stage), prebuilt, alone),
-                self._device,
-            )
+
+            def attempt(alone: bool) -> Verdict:
+                return self._attempt(task, solution, Stage(stage), prebuilt, alone)
+
+            need, available = self._memory_need(task, solution, Stage(stage))
+            if not must_wait(need, available):
+                return evaluate_again_alone(attempt, self._device)
+            verdict, waited = evaluate_alone(attempt, self._device)
+            seconds = {**verdict.seconds, "gpu_memory_wait": waited}
+            notes = [*verdict.notes, waited_note(need, available, waited)]
+            return verdict.model_copy(update={"seconds": seconds, "notes": notes})
+
+    def _memory_need(self, task, solution, stage: Stage) -> tuple[int | None, int]:
+        """(the evaluation's GPU memory, what is free for it now); (None, 0) where it runs
+        nothing on the GPU or its task has no estimate."""
+        if not self.has_gpu or stage == Stage.COMPILE:
+            return None, 0
+        mode = resolve_module_mode(self.config.module_mode, solution.format)
+        try:
+            audit = self._trusted.audit(task, mode)
+        except torch.cuda.OutOfMemoryError:
+            return None, 0  # the attempt meets it again, as the harness's, and is tried alone
+        return evaluation_bytes(audit), available_bytes(self._device)
 
     def _attempt(self, task, solution, stage, prebuilt, alone: bool) -> Verdict:
         try:

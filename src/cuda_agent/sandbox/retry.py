@@ -55,6 +55,13 @@ def evaluate_again_alone(attempt: Callable[[bool], Verdict], device) -> Verdict:
     return verdict
 
 
+def evaluate_alone(attempt: Callable[[bool], Verdict], device) -> tuple[Verdict, float]:
+    """An evaluation admitted only alone (admission.py): `attempt(True)` holding the GPU's lock
+    exclusively; the verdict and the seconds waited for the lock."""
+    with gpu_lock(device, exclusive=True) as waited:
+        return attempt(True), waited
+
+
 def blame_out_of_memory(failure: Failure, out_of_memory: bool, alone: bool) -> Failure:
     """CANDIDATE_OUT_OF_MEMORY: the candidate's own out-of-memory is its runtime error only on
     the try that held the GPU alone; beside others it is harness_error (tried again alone)."""

@@ -46,6 +46,9 @@ class AuditRecord(BaseModel):
     launch_ms: float | None = None
     busy_ms: float | None = None
     launch_bound: bool | None = None
+    # GPU memory one reference call holds at its peak: its inputs, outputs and workspace (None:
+    # not measured; the evaluation's admission, admission.py, then has no estimate)
+    call_bytes: int | None = None
 
     @property
     def redrawn(self) -> bool:
@@ -68,7 +71,7 @@ def run_battery(reference, device, atol: float, rtol: float, sets: int = 3) -> A
     degenerate = chosen is None
     if degenerate:
         chosen = next((d for d in DISTRIBUTIONS if d not in nonfinite), DISTRIBUTIONS[0])
-    launch_ms, busy_ms = _launch_and_busy(reference, chosen, device)
+    launch_ms, busy_ms, call_bytes = _call_facts(reference, chosen, device)
     return AuditRecord(
         task=reference.task.name,
         task_hash=reference.task.hash,
@@ -83,22 +86,28 @@ def run_battery(reference, device, atol: float, rtol: float, sets: int = 3) -> A
         launch_ms=launch_ms,
         busy_ms=busy_ms,
         launch_bound=None if busy_ms is None else is_launch_bound(launch_ms, busy_ms),
+        call_bytes=call_bytes,
     )
 
 
-def _launch_and_busy(reference, dist, device, calls: int = 5) -> tuple[float | None, float | None]:
-    """The medians of the host's time to issue a reference call and of the GPU's busy time of
-    it, timed as the verdict's calls are (None where there is no GPU, or no trace of its work)."""
+def _call_facts(reference, dist, device, calls: int = 5) -> tuple:
+    """(launch_ms, busy_ms, call_bytes): the medians of the host's time to issue a reference call
+    and of the GPU's busy time of it, timed as the verdict's calls are, and the GPU memory the
+    call holds at its peak (all None where there is no GPU; busy None where its work left no
+    trace)."""
     if torch.device(device).type != "cuda":
-        return None, None
+        return None, None, None
+    before = torch.cuda.memory_allocated(device)
     inputs = draw_inputs(reference.program, dist, secret_seed(), device)
+    torch.cuda.reset_peak_memory_stats(device)
+    reference(*inputs)  # the first of the warm-up of a timing
+    call_bytes = torch.cuda.max_memory_allocated(device) - before
     flush = L2Flusher(device)
-    for _ in range(2):  # the warm-up of a timing
-        reference(*inputs)
+    reference(*inputs)
     times = [timed_call(reference, inputs, flush)[1] for _ in range(calls)]
     busy = [t.busy_ms for t in times]
     launch = statistics.median(t.launch_ms for t in times)
-    return launch, (statistics.median(busy) if None not in busy else None)
+    return launch, (statistics.median(busy) if None not in busy else None), call_bytes
 
 
 def _battery(reference, dist, device, atol, rtol, sets) -> list[str] | None:
@@ -145,7 +154,10 @@ def _trivial_answers(inputs: list, outputs: list[torch.Tensor], previous, first_
 
 
 def load_audit(path: Path) -> AuditRecord | None:
+    """The cached record, or None: none, unreadable, or measured on a GPU before call_bytes
+    was (the audit is run again, so that every task has its admission estimate)."""
     try:
-        return AuditRecord.model_validate(json.loads(path.read_text()))
+        record = AuditRecord.model_validate(json.loads(path.read_text()))
     except (OSError, ValueError):
         return None
+    return None if record.launch_ms is not None and record.call_bytes is None else record
