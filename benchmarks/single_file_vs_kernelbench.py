@@ -53,8 +53,8 @@ result = eval_kernel_against_ref(ref, sub, num_correct_trials=5, num_perf_trials
 seconds = time.perf_counter() - start
 print(json.dumps({"seconds": seconds, "compiled": bool(result and result.compiled),
                   "correct": bool(result and result.correctness),
-                  "runtime_us": getattr(result, "runtime", None),
-                  "ref_runtime_us": getattr(result, "ref_runtime", None)}))
+                  "runtime_ms": getattr(result, "runtime", None),
+                  "ref_runtime_ms": getattr(result, "ref_runtime", None)}))
 """.replace("BENCHMARKS", repr(str(Path(__file__).parent)))
 
 

@@ -74,12 +74,8 @@ def check_solutions(tasks: list[Task], source: StoredSolutions) -> None:
 
 
 def pending_tasks(tasks: list[Task], store: RunStore) -> list[Task]:
-    """Tasks without a final result in the run (unique names required: they name folders)."""
-    dupes = [name for name, n in Counter(t.name for t in tasks).items() if n > 1]
-    if dupes:
-        raise UserError(
-            f"task names repeat in the set ({', '.join(dupes[:5])}); names must be unique"
-        )
+    """Tasks without a final result in the run."""
+    _check_unique(tasks)
     done = _final(tasks, store)
     return [t for t in tasks if t.name not in done]
 
@@ -89,13 +85,22 @@ def pending_samples(
 ) -> list[tuple[Task, int | None, Path | None]]:
     """(task, sample K, its file) of each stored solution without a final result in the run;
     a task with none found comes once, with no file."""
-    pending_tasks(tasks, store)  # the same checks of the set
+    _check_unique(tasks)
     done = _final(tasks, store)
     out = []
     for task in tasks:
         found = find_solutions(source.folder, task) or [(None, None)]
         out += [(task, k, path) for k, path in found if sample_key(task.name, k) not in done]
     return out
+
+
+def _check_unique(tasks: list[Task]) -> None:
+    """Task names name result keys and folders: they must be unique."""
+    dupes = [name for name, n in Counter(t.name for t in tasks).items() if n > 1]
+    if dupes:
+        raise UserError(
+            f"task names repeat in the set ({', '.join(dupes[:5])}); names must be unique"
+        )
 
 
 def _final(tasks: list[Task], store: RunStore) -> set[str]:
