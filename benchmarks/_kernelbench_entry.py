@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 import types
+from pathlib import Path
 
 _STAND_INS = {
     "dotenv": {"load_dotenv": lambda *a, **k: None},
@@ -26,3 +27,12 @@ def enter_kernelbench(src: str) -> None:
     package = types.ModuleType("kernelbench")
     package.__path__ = [os.path.join(src, "kernelbench")]
     sys.modules["kernelbench"] = package
+
+
+def kernelbench_src(given: Path) -> Path:
+    """The `src` folder of the KernelBench checkout `given` (or `given`, where it is that
+    folder); exits with one line where there is none."""
+    for candidate in (given / "src", given):
+        if (candidate / "kernelbench" / "eval.py").is_file():
+            return candidate
+    sys.exit(f"error: --kernelbench {given}: no src/kernelbench/eval.py there; give a checkout")

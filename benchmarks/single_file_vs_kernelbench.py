@@ -31,6 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _kernelbench_entry import kernelbench_src
 from _run_facts import run_facts
 
 REPO = Path(__file__).parent.parent
@@ -144,13 +145,6 @@ def _theirs(kernelbench_src: Path, task: Path, submission: Path) -> dict:
     return {"process_seconds": seconds, **json.loads(proc.stdout.strip().splitlines()[-1])}
 
 
-def _kernelbench_src(given: Path) -> Path:
-    for candidate in (given / "src", given):
-        if (candidate / "kernelbench" / "eval.py").is_file():
-            return candidate
-    sys.exit(f"error: --kernelbench {given}: no src/kernelbench/eval.py there; give a checkout")
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -161,7 +155,7 @@ def main() -> int:
     ap.add_argument("--case", action="append", default=[], help="TASK=SUBMISSION (repeatable)")
     ap.add_argument("--cache", type=Path, default=None, help="build cache kept across files")
     args = ap.parse_args()
-    src = _kernelbench_src(args.kernelbench) if args.kernelbench else None
+    src = kernelbench_src(args.kernelbench) if args.kernelbench else None
     cases = [tuple(c.split("=", 1)) for c in args.case] or CASES
     cache = args.cache or Path(tempfile.mkdtemp(prefix="cuda-agent-cache-"))
     # the precompiled torch headers, built once per machine, and the task's audit and baselines

@@ -31,6 +31,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _kernelbench_entry import kernelbench_src
 from _run_facts import run_facts
 from _timing_cases import write_cases
 
@@ -38,12 +39,11 @@ REPO = Path(__file__).parent.parent
 GOAL = 0.05  # relative difference between our speed-up and the anchor of the same method
 
 
-def _checkout(given: Path) -> tuple[Path, Path]:
-    level1, src = given / "KernelBench" / "level1", given / "src"
-    if not level1.is_dir() or not (src / "kernelbench" / "eval.py").is_file():
-        sys.exit(f"error: --kernelbench {given}: give a KernelBench checkout (KernelBench/level1 "
-                 "and src/kernelbench/eval.py)")  # fmt: skip
-    return level1, src
+def _level1(given: Path) -> Path:
+    level1 = given / "KernelBench" / "level1"
+    if not level1.is_dir():
+        sys.exit(f"error: --kernelbench {given}: no KernelBench/level1 there; give a checkout")
+    return level1
 
 
 def _ours(work: Path, gpus: str, cache: Path) -> None:
@@ -181,7 +181,7 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=100, help="KernelBench's timed calls per side")
     ap.add_argument("--calls", type=int, default=30, help="profiled calls per side")
     args = ap.parse_args()
-    level1, src = _checkout(args.kernelbench)
+    level1, src = _level1(args.kernelbench), kernelbench_src(args.kernelbench)
     facts = run_facts()
     if facts["gpu"] is None:
         sys.exit("error: this benchmark times kernels on a CUDA GPU, and torch sees none here")

@@ -56,6 +56,7 @@ class Table:
     title: str
     header: list[str]
     rows: list[list[str]]
+    anchor: str = ""  # the HTML table's id, where a page links or a test looks for it
 
     def markdown(self) -> str:
         lines = [f"| {' | '.join(self.header)} |", f"|{' --- |' * len(self.header)}"]
@@ -123,11 +124,18 @@ def write_report(run_dir: str | Path) -> ReportFiles:
         "meta": meta,
         "results": results,
         "level_tables": [_level_table(key, s, set(scores)) for key, s in scores.items()],
-        "fast_p_table": _fast_p_table(scores),
-        "reward_table": _reward_table(scores),
-        "status_table": _status_table(results),
-        "method_table": _method_table(meta, scored),
-        "samples_table": _samples_table([r for r in results if r.status != MODEL_ERROR]),
+        # after the level tables, those with rows (the methods and samples tables may have none)
+        "tables": [
+            t
+            for t in (
+                _fast_p_table(scores),
+                _reward_table(scores),
+                _status_table(results),
+                _method_table(meta, scored),
+                _samples_table([r for r in results if r.status != MODEL_ERROR]),
+            )
+            if t.rows
+        ],
         "launch_bound": [r for r in firsts if r.verdict.launch_bound],
         "launch_bound_note": LAUNCH_BOUND_NOTE,
         "redrawn": [r for r in firsts if _redrawn(r.verdict)],
@@ -205,7 +213,7 @@ def _method_table(meta: RunMeta, results: list[TaskResult]) -> Table:
                 _times(m.geomean([f.speedup_vs_compile for f in figures if f.speedup_vs_compile])),
             ]
         )
-    return Table("Speed-ups by timing method (correct tasks)", header, rows)
+    return Table("Speed-ups by timing method (correct tasks)", header, rows, "methods")
 
 
 def _status_table(results: list[TaskResult]) -> Table:
@@ -231,7 +239,7 @@ def _samples_table(results: list[TaskResult]) -> Table:
         by_task.setdefault(r.name, []).append(r)
     header = ["over", "tasks", "samples"] + [h for _, h in SAMPLE_COLUMNS]
     if all(len(group) == 1 for group in by_task.values()):
-        return Table("Samples", header, [])
+        return Table("Samples", header, [], "samples")
     samples = str(len(results))
     firsts = m.compute([r.verdict for r in first_samples(results)])
     best = m.compute([max((r.verdict for r in g), key=_merit) for g in by_task.values()])
@@ -244,7 +252,7 @@ def _samples_table(results: list[TaskResult]) -> Table:
         ["pass@1 (the mean share of correct samples)", str(len(by_task)), samples,
          _pct(pass_at_1 / len(by_task)), "—", "—", "—"],
     ]  # fmt: skip
-    return Table("Samples", header, rows)
+    return Table("Samples", header, rows, "samples")
 
 
 def _merit(v: Verdict) -> tuple:
@@ -390,11 +398,8 @@ def _markdown(ctx: dict) -> str:
         out += [f"## {table.title}", "", table.markdown(), ""]
     out += [f'Paper rows (marked "(paper)"): {paper.SOURCE}.', ""]
     out += [line for note in paper.NOTES for line in (note, "")]
-    for table in (ctx["fast_p_table"], ctx["reward_table"], ctx["status_table"]):
+    for table in ctx["tables"]:
         out += [f"## {table.title}", "", table.markdown(), ""]
-    for table in (ctx["method_table"], ctx["samples_table"]):
-        if table.rows:
-            out += [f"## {table.title}", "", table.markdown(), ""]
     if ctx["launch_bound"]:
         out += ["## Launch-bound tasks", "", LAUNCH_BOUND_NOTE, ""]
         out += [f"- {r.name}" for r in ctx["launch_bound"]] + [""]

@@ -53,32 +53,13 @@ Overall weights each level by its task count.</p>
 <h2>Figures</h2>
 <div class="figures">{% for f in figures %}<img src="{{ f }}" alt="{{ f }}">{% endfor %}</div>
 
-{% for table in [fast_p_table, reward_table, status_table] %}
+{% for table in tables %}
 <h2>{{ table.title }}</h2>
-<table class="metrics">
+<table{% if table.anchor %} id="{{ table.anchor }}"{% endif %} class="metrics">
   <tr>{% for h in table.header %}<th>{{ h }}</th>{% endfor %}</tr>
   {% for row in table.rows %}<tr>{% for c in row %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}
 </table>
 {% endfor %}
-
-{% if method_table.rows %}
-<h2>{{ method_table.title }}</h2>
-<table id="methods" class="metrics">
-  <tr>{% for h in method_table.header %}<th>{{ h }}</th>{% endfor %}</tr>
-  {% for row in method_table.rows %}
-  <tr>{% for c in row %}<td>{{ c }}</td>{% endfor %}</tr>
-  {% endfor %}
-</table>
-{% endif %}
-{% if samples_table.rows %}
-<h2>{{ samples_table.title }}</h2>
-<table id="samples" class="metrics">
-  <tr>{% for h in samples_table.header %}<th>{{ h }}</th>{% endfor %}</tr>
-  {% for row in samples_table.rows %}
-  <tr>{% for c in row %}<td>{{ c }}</td>{% endfor %}</tr>
-  {% endfor %}
-</table>
-{% endif %}
 {% if launch_bound %}
 <h2>Launch-bound tasks</h2>
 <p>{{ launch_bound_note }}</p>

@@ -37,7 +37,7 @@ from cuda_agent.cli.options import (
 )
 from cuda_agent.cli.writable import check_cache, check_writable_folder
 from cuda_agent.errors import Interrupted, UserError
-from cuda_agent.sandbox import EnvConfig, Stage, timing_method
+from cuda_agent.sandbox import EnvConfig, Stage
 from cuda_agent.task import load_tasks
 
 TasksOpt = Annotated[
@@ -273,7 +273,7 @@ def _service(
         devices = tuple(d.strip() for d in gpus.split(",") if d.strip())
         if not devices or not all(d.isdigit() for d in devices):
             raise UserError(f"--gpus {gpus!r}: expected GPU ids like 0,1 (repeat one for more)")
-    env = EnvConfig(module_mode=module_mode, timing=timing_method(timing))
+    env = EnvConfig(module_mode=module_mode, timing=timing)
     if ray:
         address = None if ray == "local" else ray
         if address is not None:

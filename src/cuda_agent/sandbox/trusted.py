@@ -43,6 +43,7 @@ class TrustedSide:
         self.device = device
         self.gpu_name = gpu_name
         self._references: OrderedDict[tuple[str, str], Reference] = OrderedDict()
+        self._audits: dict[Path, AuditRecord] = {}  # read once: every evaluation asks twice
         self._mem_pool = None  # see _pool
 
     def clear(self) -> None:
@@ -65,13 +66,14 @@ class TrustedSide:
         cfg = self.config
         name = f"{task.hash}-{torch.__version__}-{cfg.atol}-{cfg.rtol}{_suffix(module_mode)}"
         path = cfg.cache_dir / "audit" / f"{name}.json"
-        record = load_audit(path)
+        record = self._audits.get(path) or load_audit(path)
         if record is None:
             with self.gpu_shared():
                 ref = self.reference(task, module_mode)
                 record = run_battery(ref, self.device, cfg.atol, cfg.rtol)
                 torch.cuda.empty_cache()  # its sets and outputs: not held while others need room
             save_json(path, record)
+        self._audits[path] = record
         return record
 
     def baselines(self, task: Task, module_mode: str = "train") -> BaselineRecord:

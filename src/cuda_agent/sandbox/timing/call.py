@@ -59,12 +59,6 @@ class CallTime:
     busy_ms: float | None = None  # its activities' GPU time summed; None: no trace here
     launch_ms: float = 0.0  # host time until the call returned, before the GPU is waited for
 
-    @property
-    def gpu_or_window_ms(self) -> float:
-        """The GPU's span of the call's work, on every stream; its event window when the trace
-        saw no GPU work (a reference that only returns a view)."""
-        return self.wide_ms if self.gpu_ms is None else self.gpu_ms
-
     def measure(self, method: TimingMethod) -> float:
         """What `method` charges this call on a trusted side (eager, torch.compile).
 
@@ -92,6 +86,9 @@ class CallTime:
         return self.charged(TimingMethod.SPAN)
 
 
+_FLUSH_ACTIVITIES: dict[str, tuple[str, ...]] = {}  # by device: what one flush records
+
+
 class L2Flusher:
     """Reads a buffer twice the size of L2 (at least FLUSH_BYTES) so no call finds its inputs in
     cache.
@@ -99,20 +96,24 @@ class L2Flusher:
     Reading, not writing: a write-flush (triton's do_bench zeroes a buffer) leaves L2 full of
     dirty lines that the timed call then pays to write back; a read leaves clean lines, and the
     previous call's dirty output is written back here, outside the timed region. `activities`
-    are the names of the GPU activities one flush records, learnt once here: a timed call's
-    trace holds them first, and they are not the call's."""
+    are the names of the GPU activities one flush records, learnt by recording it once per
+    process and device: a timed call's trace holds them first, and they are not the call's."""
 
     def __init__(self, device: torch.device):
         l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 64 << 20)
         self._buf = torch.ones(max(2 * l2, FLUSH_BYTES) // 4, dtype=torch.int32, device=device)
-        self.activities: tuple[str, ...] = ()
+        key = str(torch.device(device))
+        if key not in _FLUSH_ACTIVITIES:
+            _FLUSH_ACTIVITIES[key] = self._recorded_activities()
+        self.activities: tuple[str, ...] = _FLUSH_ACTIVITIES[key]
+
+    def _recorded_activities(self) -> tuple[str, ...]:
         with GpuRecorder() as rec:
             _sync()
             rec.mark()
             self()
             _sync()
-        if rec.work is not None:
-            self.activities = rec.work.kernels
+        return rec.work.kernels if rec.work is not None else ()
 
     def __call__(self) -> None:
         _read(self._buf)
