@@ -1,9 +1,12 @@
 """The anchors of benchmarks/timing_vs_kernelbench.py, in one process on the GPU: for each task,
 KernelBench's own `eval_kernel_against_ref` (5 correctness trials, its `cuda_event` timing of
-`trials` calls, the mean reported, reference and submission alike) and a `torch.profiler` kernel
+`trials` calls, the mean reported, reference and submission alike), a `torch.profiler` kernel
 sum (the GPU activities each call launched, kernels, copies and fills, summed and averaged over
-`calls` calls, each after the same 256 MiB L2 flush KernelBench's timing writes). One JSON line
-per task, written as it is measured; a rerun skips the tasks already written.
+`calls` calls, each after the 256 MiB L2 flush KernelBench's timing writes), and the second
+measures that tell a difference's causes apart: KernelBench's loop again on the same models and
+inputs, its mean and its median, with its write flush and with cuda-agent's read flush, and the
+kernel sum after the read flush. One JSON line per task, written as it is measured; a rerun
+skips the tasks already written.
 
     python benchmarks/_kernelbench_timing.py KERNELBENCH_SRC CASES.json OUT.jsonl BUILD_DIR \
         [--trials 100] [--calls 30]
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 import traceback
@@ -27,18 +31,18 @@ FLUSH_BYTES = 256 * 2**20
 MARK = "timed_call"
 
 
-def kernel_sum_ms(model, inputs: list, calls: int) -> float:
-    """The mean over `calls` calls of the GPU time of the activities each one launched. The GPU
-    is idle when a call's mark opens and when it closes, so the activities that start inside a
-    mark are that call's, whatever launched them (ATen, an extension's own launches, a fill)."""
-    flush = torch.empty(FLUSH_BYTES // 8, dtype=torch.int64, device="cuda")
+def kernel_sum_ms(model, inputs: list, calls: int, flush) -> float:
+    """The mean over `calls` calls of the GPU time of the activities each one launched, each
+    call after `flush()` and a wait for it. The GPU is idle when a call's mark opens and when it
+    closes, so the activities that start inside a mark are that call's, whatever launched them
+    (ATen, an extension's own launches, a fill)."""
     with torch.no_grad():
         for _ in range(3):
             model(*inputs)
         torch.cuda.synchronize()
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             for _ in range(calls):
-                flush.fill_(0)
+                flush()
                 torch.cuda.synchronize()
                 with record_function(MARK):
                     model(*inputs)
@@ -59,6 +63,59 @@ def kernel_sum_ms(model, inputs: list, calls: int) -> float:
     if min(per_call) <= 0:
         raise RuntimeError("a marked call has no GPU activity in the profile")
     return sum(per_call) / calls / 1000.0
+
+
+class Flushes:
+    """The two ways to empty L2 before a timed call: KernelBench's (it writes 256 MiB, leaving
+    dirty lines the call's own accesses then write back) and cuda-agent's (it reads, leaving clean
+    lines). Both are queued without a wait, ahead of the call, as KernelBench's timing queues its
+    own; the profiler's kernel sum waits for either before each call."""
+
+    def __init__(self):
+        from cuda_agent.sandbox.timing.call import L2Flusher
+
+        self._write_buf = torch.empty(FLUSH_BYTES // 8, dtype=torch.int64, device="cuda")
+        self.read = L2Flusher(torch.device("cuda"))
+
+    def write(self) -> None:
+        self._write_buf.fill_(42)
+
+
+def events_ms(model, inputs: list, trials: int, flush=None) -> dict:
+    """KernelBench's own `cuda_event` loop (3 warm-up calls, one discarded trial, `trials` timed)
+    over the same inputs, its flush replaced by `flush` when one is given; the mean it reports
+    and the median of the same trials."""
+    from kernelbench import timing
+
+    kept = timing.clear_l2_cache
+    if flush is not None:
+        timing.clear_l2_cache = lambda device=None: flush()
+    try:
+        with torch.no_grad():
+            times = timing.time_execution_with_cuda_event(
+                model, inputs, num_trials=trials, verbose=False, device=torch.device("cuda")
+            )
+    finally:
+        timing.clear_l2_cache = kept
+    return {"mean": statistics.fmean(times), "median": statistics.median(times)}
+
+
+# Each a second measure of the same models on the same inputs, after KernelBench's evaluation:
+# the same loop again (how far KernelBench's figure repeats), and with the read flush; the
+# submission before the reference, as KernelBench's evaluation times them.
+VARIANTS = ("events_again", "events_read_flush")
+
+
+def diagnostics(reference, candidate, inputs: list, trials: int, calls: int) -> dict:
+    flushes = Flushes()
+    row = {}
+    for side, model in (("candidate", candidate), ("ref", reference)):
+        row[f"events_again_{side}"] = events_ms(model, inputs, trials)
+        row[f"events_read_flush_{side}"] = events_ms(model, inputs, trials, flushes.read)
+    for side, model in (("ref", reference), ("candidate", candidate)):
+        row[f"profiler_{side}_ms"] = kernel_sum_ms(model, inputs, calls, flushes.write)
+        row[f"profiler_read_flush_{side}_ms"] = kernel_sum_ms(model, inputs, calls, flushes.read)
+    return row
 
 
 def _on_gpu(values: list) -> list:
@@ -98,11 +155,10 @@ def measure(case: dict, build: str, trials: int, calls: int) -> dict:
         init = get_init_inputs()
         reference, candidate = model_cls(*init).cuda(), new_cls(*init).cuda()
         inputs = _on_gpu(get_inputs())
-        row["profiler_ref_ms"] = kernel_sum_ms(reference, inputs, calls)
-        row["profiler_candidate_ms"] = kernel_sum_ms(candidate, inputs, calls)
+        row.update(diagnostics(reference, candidate, inputs, trials, calls))
         del reference, candidate, inputs
-    except Exception as err:  # KernelBench's figures stand without the profiler's
-        row["profiler_error"] = _one_line(err)
+    except Exception as err:  # KernelBench's figures stand without the second measures
+        row["diagnostics_error"] = _one_line(err)
     torch.cuda.empty_cache()
     return row
 

@@ -5,7 +5,8 @@
 #
 #   bash scripts/gpu_suite.sh [tests|bench|synth|kernelbench|all|rl] [pytest args; default: tests]
 #
-#   tests        every gpu-marked test, GPU_WORKERS (default 3) pytest workers sharing the GPU
+#   tests        every gpu-marked test, GPU_WORKERS (default: the cores less four, 2 to 12)
+#                pytest workers sharing the GPU (most of a test's time is its nvcc builds)
 #                (timed sections never overlap: docs/verdict.md, GPU lock)
 #   bench        env_round (ours vs a CUDA-Agent-style loop), stored-solution runs over the
 #                honest fixtures with their reports, service throughput (BENCH_STEPS picks:
@@ -63,7 +64,9 @@ status=0
 if [ "$what" = tests ] || [ "$what" = all ]; then
   [ $# -gt 0 ] || set -- tests
   parallel=()
-  python3 -c "import xdist" 2>/dev/null && parallel=(-n "${GPU_WORKERS:-3}")
+  workers=$(( $(nproc) - 4 ))
+  workers=$(( workers < 2 ? 2 : workers > 12 ? 12 : workers ))
+  python3 -c "import xdist" 2>/dev/null && parallel=(-n "${GPU_WORKERS:-$workers}")
   python3 -m pytest -m gpu -p no:cacheprovider -q -rfE --log-level=WARNING "${parallel[@]}" \
     --junitxml "$OUT/junit.xml" "$@" 2>&1 | tee "$OUT/pytest.log" || status=1
 fi
