@@ -18,7 +18,9 @@
 #                `cuda-agent compare`; it needs pydra-config) against the KernelBench checkout in
 #                $KERNELBENCH_REPO); "timing" runs benchmarks/timing_vs_kernelbench.py (our three
 #                timing methods beside KernelBench's cuda_event timing and a torch.profiler kernel
-#                sum, 50 level-1 tasks small and large, against the same checkout))
+#                sum, 50 level-1 tasks small and large, against the same checkout); "packed" runs
+#                benchmarks/packed_workers.py (--gpus 0,0,0 against --gpus 0 on PACKED_TASKS,
+#                default builtin, with PACKED_SOLUTIONS, default tests/fixtures/solutions))
 #   synth        synthesis throughput: 300 candidates through every stage, 14 workers, cut at
 #                255 s (setup included) with partial results kept
 #   kernelbench  eager/torch.compile baselines and the null-kernel audit of all 250 problems
@@ -97,6 +99,12 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
       --work "$work" --out "$OUT/timing_vs_kernelbench.jsonl" --gpus "${TIMING_GPUS:-0,0}" \
       --cache "$CUDA_AGENT_CACHE" 2>&1 | tee "$OUT/timing.log" || status=1
     tar -czf "$OUT/timing_runs.tar.gz" -C "$work" run kernelbench.jsonl || status=1
+  fi
+  if [[ $steps == *" packed "* ]]; then  # three workers on one GPU against one, same files
+    python3 benchmarks/packed_workers.py --tasks "${PACKED_TASKS:-builtin}" \
+      --solutions "${PACKED_SOLUTIONS:-tests/fixtures/solutions}" --work "${PACKED_WORK:-/tmp/packed}" \
+      --out "$OUT/packed_workers.jsonl" --cache "$CUDA_AGENT_CACHE" 2>&1 | tee "$OUT/packed.log" \
+      || status=1
   fi
   if [[ $steps == *" busy_host "* ]]; then  # verdicts while CPU-bound processes hold the cores
     python3 benchmarks/busy_host.py --out "$OUT/busy_host.jsonl" --cache "$CUDA_AGENT_CACHE" \
