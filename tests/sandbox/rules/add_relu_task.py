@@ -1,4 +1,4 @@
-"""ReLU of a sum: the task of the partial-kernel fixtures (a kernel adds, PyTorch's ReLU follows)."""
+"""ReLU of a sum, for the partial-kernel fixtures: a kernel adds, PyTorch's ReLU follows."""
 
 import torch
 import torch.nn as nn
