@@ -6,6 +6,12 @@ our guard caught a shortcut (the check and the rule it broke); a time limit; a b
 on one side; the module's train/eval mode; the inputs a check drew; the tolerance. What none of
 these explains is said to be unexplained, with the problem's version unknown when their file
 does not identify it. Where both failed for different reasons, the row says so.
+
+Our verdicts are compared under a rules profile: the run's own, or the cuda-agent rules over a
+run judged by the kernelbench rules, where a partial kernel (correct, with PyTorch computing
+part of it) is then a violation for the reason `rules`. A run judged by the cuda-agent rules
+refused PyTorch compute before its solutions ran, so it cannot be re-scored by the kernelbench
+rules.
 """
 
 from __future__ import annotations
@@ -23,9 +29,10 @@ from cuda_agent.bench.kernelbench_baseline import (
     with_their_speedups,
 )
 from cuda_agent.bench.kernelbench_results import TheirResult, read_their_results
+from cuda_agent.bench.partial import is_partial
 from cuda_agent.bench.store import RunStore, TaskResult
 from cuda_agent.errors import UserError
-from cuda_agent.sandbox import EnvConfig
+from cuda_agent.sandbox import EnvConfig, RulesProfile, rules_profile
 from cuda_agent.task import load_tasks
 
 REPORT_MD, REPORT_JSON = "compare.md", "compare.json"
@@ -39,8 +46,8 @@ _OURS = {"ok": "correct", "compile_error": "compile_error", "invalid": "compile_
 
 @dataclass(frozen=True)
 class Reason:
-    kind: str  # version, guard, timeout, compile_error, runtime_error, module_mode, inputs,
-    # tolerance, not_verified, no_verdict, both_fail, only_ours, only_theirs, unexplained
+    kind: str  # version, guard, rules, timeout, compile_error, runtime_error, module_mode,
+    # inputs, tolerance, not_verified, no_verdict, both_fail, only_ours, only_theirs, unexplained
     detail: str
     certain: bool = True  # False: the likeliest cause, where neither file records the cause
 
@@ -64,6 +71,7 @@ class Comparison:
     theirs: str
     rows: tuple[Row, ...]
     notes: tuple[str, ...] = ()
+    rules: str = RulesProfile.CUDA_AGENT  # the rules profile our verdicts are compared under
 
     def summary(self) -> dict:
         both = [r for r in self.rows if r.same is not None]
@@ -85,6 +93,7 @@ def compare_with_file(
     sample: int = 0,
     their_problems: str | Path | None = None,
     their_baseline: str | Path | None = None,
+    rules: str | None = None,
 ) -> Comparison:
     """The run beside the verdicts in `results_file` (sample `sample` of each problem).
 
@@ -92,7 +101,8 @@ def compare_with_file(
     the run's level when the run has a single one. `their_problems` is the KernelBench copy the
     other run used, to compare problem versions where their file does not identify them.
     `their_baseline` is KernelBench's baseline timing file, which gives their speed-ups where
-    their results record only the kernels' runtimes."""
+    their results record only the kernels' runtimes. `rules` is the profile our verdicts are
+    compared under (default: the run's own)."""
     ours = _kernelbench_results(run, sample)
     if level is None:
         levels = {key[0] for key in ours}
@@ -107,7 +117,9 @@ def compare_with_file(
     if their_problems is not None:
         tasks = load_tasks(their_problems)
         versions = {(t.level, t.source.problem_id): t.hash for t in tasks if t.level is not None}
-    comparison = compare_run(run, theirs, str(results_file), versions, level=level, sample=sample)
+    comparison = compare_run(
+        run, theirs, str(results_file), versions, level=level, sample=sample, rules=rules
+    )
     return replace(comparison, notes=(*comparison.notes, *notes))
 
 
@@ -130,14 +142,18 @@ def compare_run(
     config: EnvConfig | None = None,
     level: int | None = None,
     sample: int = 0,
+    rules: str | None = None,
 ) -> Comparison:
     """Each KernelBench problem of the run (of `level`, if given) or of `theirs`, matched by
     (level, problem id); where the run scored several samples of a problem, its sample `sample`.
 
     `their_versions` maps (level, problem id) to the content hash of the problem text their run
     used, where their file does not carry it; `config` gives our tolerance (the defaults when the
-    run's is not known)."""
+    run's is not known); `rules` the profile our verdicts are compared under (the run's own by
+    default)."""
     mine, modes = _kernelbench_results(run, sample), _modes(RunStore(run))
+    own = RunStore(run).meta().rules
+    profile = _profile(run, own, rules)
     if level is not None:
         mine = {k: r for k, r in mine.items() if k[0] == level}
         if not mine:
@@ -150,8 +166,9 @@ def compare_run(
         r, t = mine.get(key), by_key.get(key)
         if t is not None and t.problem_hash is None and key in versions:
             t = _with_hash(t, versions[key])
-        rows.append(_row(key, r, t, modes.get(r.name) if r else None, tolerance))
-    notes = []
+        refused = r is not None and profile != own and is_partial(r.verdict)
+        rows.append(_row(key, r, t, modes.get(r.name) if r else None, tolerance, refused))
+    notes = [] if profile == own else [_rescored_note(profile, own)]
     if theirs and all(t.problem_hash is None for t in theirs) and not versions:
         notes.append(
             "Their results do not identify the problem texts they scored (no hash or code): "
@@ -160,7 +177,27 @@ def compare_run(
     hardware = sorted({t.hardware for t in theirs if t.hardware})
     if hardware:
         notes.append(f"Their GPU: {', '.join(hardware)}.")
-    return Comparison(str(run), their_label, tuple(rows), tuple(notes))
+    return Comparison(str(run), their_label, tuple(rows), tuple(notes), profile)
+
+
+def _profile(run: str | Path, own: str, rules: str | None) -> RulesProfile:
+    """The profile to compare under: `rules`, or the run's own (`own`); the kernelbench rules
+    over a cuda-agent run are refused (its solutions were refused before they ran)."""
+    chosen = rules_profile(rules if rules is not None else own)
+    if chosen == RulesProfile.KERNELBENCH and own == RulesProfile.CUDA_AGENT:
+        raise UserError(
+            f"--rules kernelbench: {run} was judged by the cuda-agent rules, which refuse "
+            "PyTorch compute before a solution runs, so its verdicts cannot be re-scored; run "
+            "`cuda-agent bench --rules kernelbench` into another --out and compare that"
+        )
+    return chosen
+
+
+def _rescored_note(profile: RulesProfile, own: str) -> str:
+    return (
+        f"Ours re-scored by the {profile} rules (the run was judged by the {own} rules): a "
+        "partial kernel, correct with PyTorch computing part of it, counts as a violation."
+    )
 
 
 def _kernelbench_results(run: str | Path, sample: int = 0) -> dict[tuple[int, int], TaskResult]:
@@ -196,11 +233,14 @@ def _with_hash(t: TheirResult, problem_hash: str) -> TheirResult:
 
 
 def _row(key, r: TaskResult | None, t: TheirResult | None, mode: str | None,
-         config: EnvConfig) -> Row:  # fmt: skip
+         config: EnvConfig, refused: bool = False) -> Row:  # fmt: skip
+    """One problem's row; `refused`: ours is a partial kernel the compared rules refuse."""
     level, problem_id = key
     ours = _OURS.get(r.status, r.status) if r is not None else None
     if r is not None and ours == "correct" and not r.verdict.correct:
         ours = "not_verified"  # a stage that stops before checking outputs
+    if refused:
+        ours = "violation"
     base = dict(level=level, problem_id=problem_id, task=r.name if r else None, ours=ours,
                 theirs=t.outcome if t else None,
                 ours_speedup=r.verdict.speedup_vs_eager if r else None,
@@ -214,18 +254,19 @@ def _row(key, r: TaskResult | None, t: TheirResult | None, mode: str | None,
             "no verdict (harness_error: evaluate it again)")  # fmt: skip
         return Row(**base, same=False, reasons=(Reason(ours, f"ours: {what}"),))
     if (ours == "correct") == t.correct:
-        notes = [x for x in (_version(r, t),) if x is not None]
+        notes = [x for x in (_version(r, t), _partial(r.verdict, refused)) if x is not None]
         if ours != t.outcome:
             notes.append(Reason("both_fail", f"ours {ours}, theirs {t.outcome}"))
         return Row(**base, same=True, reasons=tuple(notes))
-    return Row(**base, same=False, reasons=tuple(_reasons(r, t, ours, mode, config)))
+    return Row(**base, same=False, reasons=tuple(_reasons(r, t, ours, mode, config, refused)))
 
 
-def _reasons(r: TaskResult, t: TheirResult, ours: str, mode: str | None, config: EnvConfig):
+def _reasons(r: TaskResult, t: TheirResult, ours: str, mode: str | None, config: EnvConfig,
+             refused: bool = False):  # fmt: skip
     """Why one harness passed what the other did not, the most telling first."""
     v = r.verdict
-    found = [x for x in (_version(r, t),) if x is not None]
-    if ours == "violation":
+    found = [x for x in (_version(r, t), _partial(v, refused)) if x is not None]
+    if ours == "violation" and not refused:
         found.append(Reason("guard", _guard(v.violations, v.message)))
     if "timeout" in (ours, t.outcome):
         side = "ours" if ours == "timeout" else "theirs"
@@ -248,6 +289,17 @@ def _reasons(r: TaskResult, t: TheirResult, ours: str, mode: str | None, config:
         found.append(Reason("version", "problem version unknown: their results do not say which "
                                        "problem text they scored", certain=False))  # fmt: skip
     return found or [Reason("unexplained", f"ours {ours}, theirs {t.outcome}", certain=False)]
+
+
+def _partial(v, refused: bool) -> Reason | None:
+    """A partial kernel the compared rules refuse: what PyTorch computes in it."""
+    if not refused:
+        return None
+    ops = ", ".join(f"{o.op} ({o.where()})" for o in v.torch_ops[:3])
+    more = f" (+{len(v.torch_ops) - 3} more)" if len(v.torch_ops) > 3 else ""
+    return Reason(
+        "rules", f"a partial kernel, refused by these rules: PyTorch computes {ops}{more}"
+    )
 
 
 def _version(r: TaskResult, t: TheirResult) -> Reason | None:
@@ -306,10 +358,11 @@ def write_comparison(c: Comparison, out_dir: str | Path) -> tuple[Path, Path]:
     """OUT/compare.md (a table, the counts, the notes) and OUT/compare.json (every row)."""
     out = Path(out_dir)
     summary = c.summary()
-    data = {"run": c.run, "theirs": c.theirs, "summary": summary, "notes": list(c.notes),
-            "rows": [asdict(r) for r in c.rows]}  # fmt: skip
+    data = {"run": c.run, "theirs": c.theirs, "rules": c.rules, "summary": summary,
+            "notes": list(c.notes), "rows": [asdict(r) for r in c.rows]}  # fmt: skip
     (out / REPORT_JSON).write_text(json.dumps(data, indent=1) + "\n")
-    lines = ["# Our verdicts beside theirs", "", f"Ours: {c.run}. Theirs: {c.theirs}.", ""]
+    lines = ["# Our verdicts beside theirs", "",
+             f"Ours: {c.run}, by the {c.rules} rules. Theirs: {c.theirs}.", ""]  # fmt: skip
     lines.append(
         f"{summary['compared']} problems in both: {summary['same']} the same, "
         f"{summary['different']} different; {summary['only_ours']} only in ours, "

@@ -12,16 +12,14 @@ import jinja2
 
 from cuda_agent.bench import metrics as m
 from cuda_agent.bench import paper, plots
+from cuda_agent.bench.partial import partial_table, rules_line
 from cuda_agent.bench.report_template import HTML_TEMPLATE
 from cuda_agent.bench.store import MODEL_ERROR, RunMeta, RunStore, TaskResult, first_samples
+from cuda_agent.bench.table import Table, pct
 from cuda_agent.sandbox import Verdict
 
 FIGURES = "report_files"
 MAX_SHOWN_CHARS = 100_000  # per kernel file or trajectory, so one huge output cannot swamp the page
-
-
-def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:.1f} %"
 
 
 def _times(x: float | None) -> str:
@@ -38,30 +36,17 @@ def _ms(x: float | None) -> str:
 
 # (Metrics field, column header, formatter): the columns of every per-level table
 COLUMNS: tuple[tuple[str, str, Callable[[float | None], str]], ...] = (
-    ("pass_rate", "pass rate", _pct),
-    ("faster_than_eager", "faster than eager", _pct),
-    ("faster_than_eager_5pct", "> 5 % faster than eager", _pct),
-    ("faster_than_compile", "faster than torch.compile", _pct),
-    ("faster_than_compile_5pct", "> 5 % faster than torch.compile", _pct),
+    ("pass_rate", "pass rate", pct),
+    ("faster_than_eager", "faster than eager", pct),
+    ("faster_than_eager_5pct", "> 5 % faster than eager", pct),
+    ("faster_than_compile", "faster than torch.compile", pct),
+    ("faster_than_compile_5pct", "> 5 % faster than torch.compile", pct),
     ("geomean_vs_eager_correct", "geomean vs eager, correct only", _times),
     ("geomean_vs_eager_all", "geomean vs eager, all (failure = 1x)", _times),
     ("geomean_vs_compile_correct", "geomean vs torch.compile, correct only", _times),
     ("geomean_vs_compile_all", "geomean vs torch.compile, all (failure = 1x)", _times),
     ("mean_reward", "mean reward", _num),
 )
-
-
-@dataclass(frozen=True)
-class Table:
-    title: str
-    header: list[str]
-    rows: list[list[str]]
-    anchor: str = ""  # the HTML table's id, where a page links or a test looks for it
-
-    def markdown(self) -> str:
-        lines = [f"| {' | '.join(self.header)} |", f"|{' --- |' * len(self.header)}"]
-        lines += [f"| {' | '.join(cell.replace('|', '/') for cell in row)} |" for row in self.rows]
-        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -130,6 +115,7 @@ def write_report(run_dir: str | Path) -> ReportFiles:
             for t in (
                 _fast_p_table(scores),
                 _reward_table(scores),
+                partial_table(scored),
                 _status_table(results),
                 _method_table(meta, scored),
                 _samples_table([r for r in results if r.status != MODEL_ERROR]),
@@ -180,8 +166,8 @@ def _fast_p_table(scores: dict[str, m.Metrics]) -> Table:
     header = ["group", "baseline"] + [f"fast_{p:g}" for p in grid]
     rows = []
     for key, s in scores.items():
-        rows.append([key, "eager"] + [_pct(s.fast_p_eager[p]) for p in grid])
-        rows.append([key, "torch.compile"] + [_pct(s.fast_p_compile[p]) for p in grid])
+        rows.append([key, "eager"] + [pct(s.fast_p_eager[p]) for p in grid])
+        rows.append([key, "torch.compile"] + [pct(s.fast_p_compile[p]) for p in grid])
     return Table("fast_p (correct and speed-up > p, over all tasks)", header, rows)
 
 
@@ -250,7 +236,7 @@ def _samples_table(results: list[TaskResult]) -> Table:
         ["each task's best sample (pass@k, best-of-k)", str(best.tasks), samples]
         + [_fmt_metric(best, k) for k, _ in SAMPLE_COLUMNS],
         ["pass@1 (the mean share of correct samples)", str(len(by_task)), samples,
-         _pct(pass_at_1 / len(by_task)), "—", "—", "—"],
+         pct(pass_at_1 / len(by_task)), "—", "—", "—"],
     ]  # fmt: skip
     return Table("Samples", header, rows, "samples")
 
@@ -262,7 +248,7 @@ def _merit(v: Verdict) -> tuple:
 
 def _fmt_metric(scores: m.Metrics, key: str) -> str:
     value = getattr(scores, key)
-    return _pct(value) if key in ("pass_rate", "faster_than_compile") else _times(value)
+    return pct(value) if key in ("pass_rate", "faster_than_compile") else _times(value)
 
 
 def _task_view(store: RunStore, r: TaskResult) -> TaskView:
@@ -372,6 +358,7 @@ def _summary(meta: RunMeta, results: list[TaskResult], evaluated: int) -> list[s
         f"Run of {meta.describe()}, started {meta.created}.",
         f"{len(results)} tasks finished{samples}; GPU: {', '.join(gpus) or 'none recorded'}.",
         f"Times, speed-ups and rewards are by the {meta.timing} timing method.",
+        *rules_line(meta.rules, results),
     ]
     bound = sum(1 for r in results if r.verdict.launch_bound)
     if bound:

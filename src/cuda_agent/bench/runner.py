@@ -273,4 +273,5 @@ def verdict_line(result: TaskResult) -> str:
     speed = f" {v.speedup_vs_eager:.2f}x eager" if v.speedup_vs_eager is not None else ""
     waited = v.seconds.get("gpu_memory_wait")
     wait = f"; waited {waited:.1f} s for GPU memory" if waited is not None else ""
-    return f"{result.key}: {result.status}{speed} (reward {v.reward}{wait})"
+    ops = f"; PyTorch computes {len(v.torch_ops)} op(s)" if v.torch_ops else ""
+    return f"{result.key}: {result.status}{speed} (reward {v.reward}{wait}{ops})"

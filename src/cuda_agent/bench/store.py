@@ -37,11 +37,13 @@ class RunMeta(BaseModel):
     base_url: str | None = None
     # the timing method of its verdicts (runs written before the field were timed by span)
     timing: str = "span"
+    # the rules profile its guard judged by (runs written before the field: cuda-agent's)
+    rules: str = "cuda-agent"
     entry_point: str | None = None  # single-file solutions' class, where the run named one
     created: str = ""
 
     def identity(self) -> dict:
-        keys = ("kind", "stage", "solutions", "model", "base_url", "timing", "entry_point")
+        keys = ("kind", "stage", "solutions", "model", "base_url", "timing", "rules", "entry_point")
         return {k: getattr(self, k) for k in keys}
 
     def describe(self) -> str:
@@ -51,7 +53,10 @@ class RunMeta(BaseModel):
                 what += f" entered at {self.entry_point}"
         else:
             what = f"model {self.model} at {self.base_url}"
-        return f"{what} on {self.tasks} (stage {self.stage.value}, timed by {self.timing})"
+        return (
+            f"{what} on {self.tasks} (stage {self.stage.value}, {self.rules} rules, "
+            f"timed by {self.timing})"
+        )
 
 
 class TaskResult(BaseModel):

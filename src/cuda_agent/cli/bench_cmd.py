@@ -31,6 +31,7 @@ from cuda_agent.cli.options import (
     EntryPointOpt,
     KernelBenchOpt,
     ModuleModeOpt,
+    RulesOpt,
     TimingOpt,
     check_at_least,
     parse_int_set,
@@ -100,6 +101,7 @@ def bench(
     in_process: InProcessOpt = False,
     module_mode: ModuleModeOpt = "auto",
     timing: TimingOpt = "events",
+    rules: RulesOpt = "cuda-agent",
     report: Annotated[
         bool, typer.Option(help="Write report.md and report.html at the end.")
     ] = True,
@@ -119,7 +121,7 @@ def bench(
     found = load_tasks(
         tasks, parse_int_set(levels, "--levels"), parse_int_set(ids, "--ids"), kernelbench
     )
-    config = _service(gpus, compile_workers, ray, in_process, module_mode, timing)
+    config = _service(gpus, compile_workers, ray, in_process, module_mode, timing, rules)
     policy = None
     if solutions is not None:
         check_solutions(found, StoredSolutions(solutions, entry_point))
@@ -135,6 +137,7 @@ def bench(
         model=model,
         base_url=base_url,
         timing=config.env.timing,
+        rules=config.env.rules,
         entry_point=entry_point,
     )
     store = RunStore(out)
@@ -263,8 +266,9 @@ def _sweep_items(fn, found, out, service, console, what: str, prepared: bool) ->
 
 
 def _service(
-    gpus, compile_workers, ray, in_process, module_mode="auto", timing="events"
-) -> ServiceConfig:
+    gpus, compile_workers, ray, in_process, module_mode="auto", timing="events",
+    rules="cuda-agent",
+) -> ServiceConfig:  # fmt: skip
     if in_process and ray:
         raise UserError("--in-process and --ray exclude each other; choose one")
     check_at_least(compile_workers, 0, "--compile-workers")
@@ -273,7 +277,7 @@ def _service(
         devices = tuple(d.strip() for d in gpus.split(",") if d.strip())
         if not devices or not all(d.isdigit() for d in devices):
             raise UserError(f"--gpus {gpus!r}: expected GPU ids like 0,1 (repeat one for more)")
-    env = EnvConfig(module_mode=module_mode, timing=timing)
+    env = EnvConfig(module_mode=module_mode, timing=timing, rules=rules)
     if ray:
         address = None if ray == "local" else ray
         if address is not None:

@@ -39,10 +39,19 @@ def compare(
             "baseline_time_torch.json): their speed-ups, as its analysis computes them.",
         ),
     ] = None,
+    rules: Annotated[
+        str | None,
+        typer.Option(
+            "--rules",
+            help="The rules our verdicts are compared under: cuda-agent or kernelbench (default: "
+            "the run's own). cuda-agent over a kernelbench run counts its partial kernels as "
+            "violations.",
+        ),
+    ] = None,
 ) -> None:
     """Set the run's verdicts beside another harness's, problem by problem (RUN/compare.md)."""
     comparison = compare_with_file(
-        run, kernelbench_results, level, sample, their_problems, kernelbench_baseline
+        run, kernelbench_results, level, sample, their_problems, kernelbench_baseline, rules
     )
     markdown, data = write_comparison(comparison, run)
     console = Console()
@@ -58,6 +67,7 @@ def compare(
         f"{s['compared']} in both: {s['same']} the same, {s['different']} different; "
         f"{s['only_ours']} only in ours, {s['only_theirs']} only in theirs"
     )
+    console.print(f"ours by the {comparison.rules} rules")
     for note in comparison.notes:
         console.print(f"note: {note}")
     console.print(f"{markdown}\n{data}")

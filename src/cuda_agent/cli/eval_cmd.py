@@ -7,9 +7,15 @@ from typing import Annotated
 
 import typer
 
-from cuda_agent.cli.options import EntryPointOpt, ModuleModeOpt, TimingOpt
+from cuda_agent.cli.options import EntryPointOpt, ModuleModeOpt, RulesOpt, TimingOpt
 from cuda_agent.errors import UserError
-from cuda_agent.sandbox import Stage, default_cache_dir, start_early_build, timing_method
+from cuda_agent.sandbox import (
+    Stage,
+    default_cache_dir,
+    rules_profile,
+    start_early_build,
+    timing_method,
+)
 
 
 def eval_solution(
@@ -28,6 +34,7 @@ def eval_solution(
     entry_point: EntryPointOpt = None,
     module_mode: ModuleModeOpt = "auto",
     timing: TimingOpt = "events",
+    rules: RulesOpt = "cuda-agent",
 ) -> None:
     """Evaluate a solution: static guard, build, and (on a GPU) verify and profile.
 
@@ -41,6 +48,7 @@ def eval_solution(
     except ValueError:
         raise UserError(f"--stage {stage!r}: choose compile, verify or profile") from None
     method = timing_method(timing)
+    profile = rules_profile(rules)
     # a single file's literal extension builds start now, before the imports below bring torch
     early = start_early_build(solution, default_cache_dir(), arch)
     try:
@@ -49,7 +57,8 @@ def eval_solution(
 
         found = load_task(task)
         submission = read_submission(solution, entry_point)
-        with Environment(EnvConfig(arch=arch, module_mode=module_mode, timing=method)) as env:
+        config = EnvConfig(arch=arch, module_mode=module_mode, timing=method, rules=profile)
+        with Environment(config) as env:
             verdict = env.evaluate(found, submission, chosen)
     finally:
         if early is not None:

@@ -37,6 +37,16 @@ TimingOpt = Annotated[
     ),
 ]
 
+RulesOpt = Annotated[
+    str,
+    typer.Option(
+        "--rules",
+        help="cuda-agent (every operator a kernel: PyTorch compute is a violation) or "
+        "kernelbench (PyTorch compute and kept torch modules allowed beside the kernels, each "
+        "listed in the verdict's torch_ops). Integrity rules refuse under both.",
+    ),
+]
+
 
 def parse_int_set(text: str | None, option: str) -> set[int] | None:
     """`1,3,5-9` -> {1, 3, 5, 6, 7, 8, 9}; None stays None."""

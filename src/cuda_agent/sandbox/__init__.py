@@ -20,6 +20,8 @@ fresh input sets under the runtime guard, and timed against eager and torch.comp
     guard/cpp_lexer.py      C++/CUDA source with comments (and strings) blanked, as tokens
     guard/includes.py       the include rule: the #include directives of a source, read once
     guard/runtime.py        the dispatcher and profiler trace of a forward, judged
+    guard/profile.py        the rules profiles (cuda-agent, kernelbench) and the rules' families
+    guard/findings.py       a guard finding, typed; findings split by a profile
     build/extension.py      a Solution into one extension module, cached per translation unit
     build/pch.py            the precompiled torch header
     build/link.py           objects linked into one extension module (workspaces, single files)
@@ -97,6 +99,10 @@ _EXPORTS = {
     "Status": "verdict",
     "Verdict": "verdict",
     "MethodTimes": "verdict",
+    "TorchOp": "verdict",
+    "DEFAULT_RULES": "guard.profile",
+    "RulesProfile": "guard.profile",
+    "rules_profile": "guard.profile",
     "DEFAULT_TIMING": "timing.method",
     "TimingMethod": "timing.method",
     "timing_method": "timing.method",

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cuda_agent.errors import UserError
+from cuda_agent.sandbox.guard.profile import DEFAULT_RULES, rules_profile
 from cuda_agent.sandbox.module_mode import SETTINGS
 from cuda_agent.sandbox.timing.method import DEFAULT_TIMING, timing_method
 
@@ -43,8 +44,12 @@ class EnvConfig:
     # events | kernels | span: what a call is charged (timing/method.py); every verdict also
     # carries the other two
     timing: str = DEFAULT_TIMING
+    # cuda-agent | kernelbench: whether PyTorch compute refuses a solution or is listed in its
+    # verdict (guard/profile.py); integrity rules refuse under both
+    rules: str = DEFAULT_RULES
 
     def __post_init__(self):
         if self.module_mode not in SETTINGS:
             raise UserError(f"module mode {self.module_mode!r}: choose {', '.join(SETTINGS)}")
         object.__setattr__(self, "timing", timing_method(self.timing))
+        object.__setattr__(self, "rules", rules_profile(self.rules))

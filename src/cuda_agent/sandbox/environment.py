@@ -31,8 +31,9 @@ from cuda_agent.sandbox.check.inputs import nbytes
 from cuda_agent.sandbox.check.task_probe import task_program_error
 from cuda_agent.sandbox.check.verify import check_outputs
 from cuda_agent.sandbox.config import EnvConfig
+from cuda_agent.sandbox.guard.findings import judge
 from cuda_agent.sandbox.guard.runtime import kernel_names
-from cuda_agent.sandbox.guard.static import check_static
+from cuda_agent.sandbox.guard.static import static_findings
 from cuda_agent.sandbox.module_mode import resolve_module_mode
 from cuda_agent.sandbox.outcome import Compiled, Correct, Facts, Failure, Head, Outcome, to_verdict
 from cuda_agent.sandbox.process.candidate import CandidateFailure, CandidateProcess, discard
@@ -193,7 +194,7 @@ class Environment:
 
     def _evaluate(self, task, solution, stage, prebuilt, alone: bool) -> Verdict:
         mode = resolve_module_mode(self.config.module_mode, solution.format)
-        head = Head(task.name, task.hash, stage, self.gpu_name, mode)
+        head = Head(task.name, task.hash, stage, self.gpu_name, mode, rules=self.config.rules)
         if isinstance(solution, SingleFileSolution):
             if self._spare is not None and stage != Stage.COMPILE:
                 self._spare.prepare()  # the candidate process starts while the guard reads
@@ -203,11 +204,12 @@ class Environment:
             )  # fmt: skip
         seconds = head.seconds
         start = time.perf_counter()
-        violations = check_static(solution)
+        judged = judge(static_findings(solution), self.config.rules)
+        head.list_ops(judged.torch_ops)
         seconds["guard"] = time.perf_counter() - start
-        if violations:
+        if judged.violations:
             message = "the static guard rejected the solution (see violations)"
-            return to_verdict(head, Failure(Status.VIOLATION, message, tuple(violations)), False)
+            return to_verdict(head, Failure(Status.VIOLATION, message, judged.violations), False)
         if self._spare is not None and stage != Stage.COMPILE:
             self._spare.prepare()  # the candidate process starts while the extension builds
         start = time.perf_counter()
@@ -327,8 +329,9 @@ class Environment:
 
                 mark = time.perf_counter()
                 failure, kept = check_outputs(
-                    cand, verify_pairs(), config.verify_sets, poison, own, config, "input set", keep
-                )
+                    cand, verify_pairs(), config.verify_sets, poison, own, config, "input set",
+                    head, keep,
+                )  # fmt: skip
             vsets, refs = [p[0] for p in kept], [p[1] for p in kept]
             seconds["verify_calls"] = time.perf_counter() - mark
             seconds["verify"] = time.perf_counter() - start
@@ -354,8 +357,9 @@ class Environment:
             with trusted.gpu_shared():
                 post = trusted.draw(ref, audit)
                 failure, _ = check_outputs(
-                    cand, [(post, ref(*post))], 1, poison, own, config, "input set after timing"
-                )
+                    cand, [(post, ref(*post))], 1, poison, own, config, "input set after timing",
+                    head,
+                )  # fmt: skip
             seconds["profile"] = time.perf_counter() - start
             if failure is None and result.failure is not None:
                 failure = result.failure

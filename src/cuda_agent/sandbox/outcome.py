@@ -8,11 +8,13 @@ the trusted side knew about the task once it got that far (the Facts).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from cuda_agent.sandbox.guard.profile import DEFAULT_RULES
 from cuda_agent.sandbox.reward import milestone_reward
-from cuda_agent.sandbox.verdict import Stage, Status, Verdict
+from cuda_agent.sandbox.verdict import Stage, Status, TorchOp, Verdict
 
 if TYPE_CHECKING:
     from cuda_agent.sandbox.timing.profile import ProfileResult
@@ -59,6 +61,12 @@ class Head:
     module_mode: str
     seconds: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what the harness changed (arch flags)
+    rules: str = DEFAULT_RULES  # the rules profile the guard judges by
+    torch_ops: list[TorchOp] = field(default_factory=list)  # fills as the guard lists them
+
+    def list_ops(self, ops: Iterable[TorchOp]) -> None:
+        """Add what the guard allowed and listed (each op once)."""
+        self.torch_ops.extend(o for o in dict.fromkeys(ops) if o not in self.torch_ops)
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,8 @@ def to_verdict(head: Head, outcome: Outcome, compiled: bool, facts: Facts | None
         "module_mode": head.module_mode,
         "seconds": head.seconds,
         "compiled": compiled,
+        "rules": head.rules,
+        "torch_ops": list(head.torch_ops),
     }
     if head.notes:
         common["notes"] = list(head.notes)

@@ -42,6 +42,20 @@ class MethodTimes(BaseModel):
     speedup_vs_compile: float | None = None
 
 
+class TorchOp(BaseModel):
+    """PyTorch computing part of the result, which the kernelbench rules allow and list."""
+
+    model_config = ConfigDict(frozen=True)
+
+    op: str  # torch.relu, self.conv (torch.nn.Conv3d), .mean(), at::gelu, aten::relu
+    layer: str  # static_python | static_cpp | runtime_dispatch | runtime_kernels
+    file: str | None = None  # where the static guard read it; None for the runtime's findings
+    line: int | None = None
+
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.file is not None else self.layer
+
+
 class Verdict(BaseModel):
     """A typed record, printed as JSON by `cuda-agent eval --json`."""
 
@@ -54,6 +68,10 @@ class Verdict(BaseModel):
     compiled: bool
     correct: bool
     violations: list[str] = Field(default_factory=list)
+    # cuda-agent | kernelbench: the rules profile the guard judged by (guard/profile.py); None
+    # where no guard ran (a missing solution), or in results written before profiles existed
+    rules: str | None = None
+    torch_ops: list[TorchOp] = Field(default_factory=list)  # what kernelbench allowed, listed
     eager_ms: float | None = None
     compile_ms: float | None = None
     candidate_ms: float | None = None
@@ -103,6 +121,8 @@ class Verdict(BaseModel):
                 "overhead, and the timing methods disagree on them"
             )
         lines += [f"violation: {v}" for v in self.violations]
+        lines += [f"torch op (allowed by the {self.rules} rules): {o.op} at {o.where()}"
+                  for o in self.torch_ops]  # fmt: skip
         lines += [f"note: {n}" for n in self.notes]
         if self.degenerate:
             lines.append("warning: the task is degenerate (a trivial output passes its check)")

@@ -6,8 +6,9 @@ from collections.abc import Iterable
 
 from cuda_agent.sandbox.check.compare import compare
 from cuda_agent.sandbox.config import EnvConfig
-from cuda_agent.sandbox.guard.runtime import judge_trace
-from cuda_agent.sandbox.outcome import Failure
+from cuda_agent.sandbox.guard.findings import judge
+from cuda_agent.sandbox.guard.runtime import trace_findings
+from cuda_agent.sandbox.outcome import Failure, Head
 from cuda_agent.sandbox.process.messages import Verify
 from cuda_agent.sandbox.verdict import Status
 
@@ -20,15 +21,20 @@ def check_outputs(
     own_kernels: set[str],
     config: EnvConfig,
     label: str,
+    head: Head,
     keep: int = 1,
 ) -> tuple[Failure | None, list]:
     """Run the candidate on each (inputs, reference output) pair under the runtime guard, one set
     at a time so that large tasks hold one set's outputs at once; (the Failure or None, the
-    first `keep` pairs). The first set's forward is profiled too: its kernels are judged."""
+    first `keep` pairs). The first set's forward is profiled too: its kernels are judged. What
+    the rules profile allows is listed in `head`."""
     kept = []
     for i, (inputs, expected) in enumerate(pairs):
         reply = cand.request(Verify([inputs], poison_bytes=poison, profile_at=0 if i == 0 else -1))
-        violations = sorted({v for t in reply.traces for v in judge_trace(t, own_kernels)})
+        found = [f for t in reply.traces for f in trace_findings(t, own_kernels, config.rules)]
+        judged = judge(found, config.rules)
+        head.list_ops(judged.torch_ops)
+        violations = sorted(set(judged.violations))
         if violations:
             return Failure(
                 Status.VIOLATION,

@@ -25,6 +25,11 @@ Decisions behind the tables:
   memory a binding keeps between calls.
 - Files, processes, signals, the environment, exiting, reflection and dynamic code are refused in
   both languages: a solution only checks tensors, allocates outputs and launches kernels.
+- Each rule has a family (profile.py): `torch_compute` where PyTorch does the work, which the
+  kernelbench profile lists instead of refusing, and `integrity` for everything else. Within
+  PyTorch compute, what lowers precision (a conversion or a call naming a dtype other than
+  float32 or float64), reaches storage or streams (`set_`, `record_stream`, `as_subclass`, ...)
+  or is not an ATen operator at all (an at:: stream, event or generator) is integrity.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ import ast
 import re
 
 import torch
+
+from cuda_agent.sandbox.guard.profile import Family
 
 # ---------------------------------------------------------------------------------- C++/CUDA
 
@@ -57,6 +64,7 @@ ALLOWED_INCLUDES = tuple(
     """.split()
 )
 INFRA_HEADERS = frozenset({"binding_registry.h"})  # the harness's, however a source reaches it
+ATEN_INCLUDES = ("ATen/native/*", "ATen/ops/*", "ATen/cuda/CUDABlas.h")  # PyTorch compute
 INCLUDE_REASONS = (  # (pattern, what it is); first match wins
     ("ATen/native/*", "ATen's internal kernels"),
     ("ATen/ops/*", "ATen's operators"),
@@ -151,6 +159,37 @@ CPP_MEMBER_COLLISIONS = frozenset(
     {"resize", "type"}
 )  # std::vector::resize, Tensor::type() (metadata)
 CPP_COMPUTE_METHODS = (COMPUTE_METHODS | {"index", "index_put_", "item"}) - CPP_MEMBER_COLLISIONS
+# Tensor methods that stay refused where PyTorch compute is allowed: conversions that lower
+# precision, and access to storage, streams and tensor subclasses.
+INTEGRITY_METHODS = frozenset(
+    """
+    half bfloat16 type type_as char byte short int long bool set_ storage untyped_storage
+    share_memory_ pin_memory record_stream resize_ resize_as_ as_subclass
+    """.split()
+)
+# ATen operator names (aten::gelu -> gelu): an at::/torch:: name among them is PyTorch compute;
+# any other name not on the allow-list (streams, events, generators, graphs) is not.
+ATEN_OPS = (
+    frozenset(
+        name.split("::", 1)[1].split(".")[0]
+        for name in torch._C._dispatch_get_all_op_names()
+        if name.startswith("aten::")
+    )
+    - INTEGRITY_METHODS
+    - {"to", "_to_copy", "from_blob"}
+)
+ATEN_OP_ROOTS = (  # where an ATen operator's name starts in a qualified C++ name
+    ("at",), ("torch",), ("at", "native"), ("at", "_ops"), ("torch", "nn", "functional"),
+)  # fmt: skip
+# Dtype names that lower the precision of float32 work (a conversion or a compute call naming
+# one is integrity): C++ tokens, read inside the call's parentheses.
+CPP_LOW_DTYPES = frozenset(
+    """
+    kHalf kFloat16 kBFloat16 kChar kByte kShort kInt kLong kBool kInt8 kInt16 kInt32 kInt64
+    kUInt8 kQInt8 kQUInt8 kQInt32 Half BFloat16 Char Byte Short Int Long Bool
+    """.split()
+)
+CPP_LOW_DTYPE_PREFIXES = ("kFloat8", "kFloat4", "Float8", "Float4")
 
 # Process, file and environment access. Distinctive names are refused wherever they appear;
 # common words only when called (`write(`) or taken by address (`&write`); std:: names in STD.
@@ -345,6 +384,32 @@ MESSAGES = {  # what the checker says, by rule
     "patch": "{verb} {target} (monkey-patching a library); never modify torch or other modules",
     "no_extension": "ModelNew never calls cuda_extension; the work must run in your kernels",
 }
+# Rules whose findings read alike but belong to another family (see PY_FAMILIES)
+MESSAGES |= {
+    "torch_compute": MESSAGES["torch"],  # a torch.* compute function
+    # a torch.* compute function that lowers precision or reaches storage (INTEGRITY_METHODS)
+    "torch_integrity": MESSAGES["torch"],
+    "imports_torch_compute": MESSAGES["imports_torch"],
+    "integrity_method": MESSAGES["method"],  # INTEGRITY_METHODS, or .to() naming a lower dtype
+}
+_I, _T = Family.INTEGRITY, Family.TORCH_COMPUTE
+PY_FAMILIES = {
+    "model": _I, "define_model": _I, "base": _I, "keywords": _I, "dunder_method": _I,
+    "relative": _I, "star": _I, "import": _I, "imports_torch": _I, "builtin": _I,
+    "dunder": _I, "module_value": _I, "torch": _I, "hook": _I, "private": _I, "patch": _I,
+    "no_extension": _I, "torch_integrity": _I, "integrity_method": _I, "syntax": _I,
+    "torch_compute": _T, "imports_torch_compute": _T, "nn_outside_init": _T, "held_module": _T,
+    "method": _T, "builtin_on_tensor": _T, "matmul": _T, "operator": _T, "compare": _T,
+    "slice_write": _T, "tensor_index": _T,
+}  # fmt: skip
+CPP_FAMILIES = {
+    "include": _I, "directive": _I, "computed_include": _I, "macro": _I, "load_hook": _I,
+    "python_c_api": _I, "integrity_method": _I, "pybind_method": _I, "using_namespace": _I,
+    "namespace_alias": _I, "aten": _I, "pybind": _I, "std": _I,
+    "cub_device": _I, "thrust": _I, "sys": _I, "cuda_state": _I,
+    "include_aten": _T, "method": _T, "aten_compute": _T,
+}  # fmt: skip
+
 TENSOR_BUILTINS = frozenset(
     "abs sum max min pow round divmod sorted float int bool complex any all".split()
 )
@@ -366,6 +431,11 @@ TENSOR_VIEW_FUNCTIONS = frozenset(f"torch.{n}" for n in TENSOR_RETURNING) & VIEW
 PY_COMMON_METHODS = COMPUTE_METHODS & frozenset(
     n for t in (list, dict, set, str, tuple, int, float, bytes) for n in dir(t)
 )  # set.add, list.sort, dict.values: tensor methods only when called on a known tensor
+TORCH_HIGH_DTYPES = frozenset({"torch.float32", "torch.float", "torch.float64", "torch.double"})
+COMPARISONS = {
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+    ast.In: "in", ast.NotIn: "not in",
+}  # fmt: skip
 SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
     ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitXor: "^",

@@ -3,7 +3,12 @@
 In the child, `trace_forward` runs one forward under a TorchDispatchMode (which sees every aten op
 the call dispatches, whether Python or the extension's C++ called it) and, optionally, under the
 GPU trace (which sees every GPU kernel, including ATen's own kernels called around the
-dispatcher). In the parent, `judge_trace` turns the trace into violations.
+dispatcher). In the parent, `trace_findings` turns the trace into findings (`judge_trace`: their
+lines, every one a violation under the cuda-agent rules).
+
+PyTorch compute dispatched or launched is `torch_compute`, which the kernelbench profile lists;
+an op that lowered the precision of its floating-point inputs, and a forward that ran none of the
+solution's kernels, are `integrity`, refused under every profile.
 """
 
 from __future__ import annotations
@@ -12,8 +17,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
+from cuda_agent.sandbox.guard.findings import Finding, texts
+from cuda_agent.sandbox.guard.profile import DEFAULT_RULES, Family, Layer, RulesProfile, refuses
 from cuda_agent.sandbox.timing.call import synchronize
 from cuda_agent.sandbox.timing.gpu_work import GpuRecorder
 
@@ -43,16 +52,34 @@ _GLOBAL_FN = re.compile(
 class Trace:
     ops: Counter = field(default_factory=Counter)
     kernels: list[str] | None = None  # None: the profiler was not run or not available
+    lowered: Counter = field(default_factory=Counter)  # compute ops that lowered precision
 
 
 class _OpRecorder(TorchDispatchMode):
-    def __init__(self, ops: Counter):
+    """Counts every aten op dispatched; with `lowered`, also the compute ops (not allocation,
+    views, metadata) whose floating-point output is narrower than a floating-point input."""
+
+    def __init__(self, ops: Counter, lowered: Counter | None = None):
         super().__init__()
-        self.ops = ops
+        self.ops, self.lowered = ops, lowered
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops[func._schema.name] += 1
-        return func(*args, **(kwargs or {}))
+        name = func._schema.name
+        self.ops[name] += 1
+        out = func(*args, **(kwargs or {}))
+        if self.lowered is not None and name not in ALLOWED_OPS and _lowers(args, kwargs, out):
+            self.lowered[name] += 1
+        return out
+
+
+def _lowers(args, kwargs, out) -> bool:
+    """Whether a floating-point output has fewer bits than the widest floating-point input."""
+    widest = max((t.element_size() for t in tree_leaves((args, kwargs)) if _is_float(t)), default=0)
+    return any(_is_float(t) and t.element_size() < widest for t in tree_leaves(out))
+
+
+def _is_float(value) -> bool:
+    return isinstance(value, torch.Tensor) and value.is_floating_point()
 
 
 def trace_forward(fn, inputs: list, with_kernels: bool):
@@ -62,13 +89,13 @@ def trace_forward(fn, inputs: list, with_kernels: bool):
     trace = Trace()
     if with_kernels:
         with GpuRecorder() as recording:
-            with _OpRecorder(trace.ops):
+            with _OpRecorder(trace.ops, trace.lowered):
                 out = fn(*inputs)
             synchronize()
         if recording.work is not None:
             trace.kernels = list(recording.work.kernels)
         return out, trace
-    with _OpRecorder(trace.ops):
+    with _OpRecorder(trace.ops, trace.lowered):
         out = fn(*inputs)
     synchronize()
     return out, trace
@@ -86,31 +113,57 @@ def kernel_names(sources: dict[str, str]) -> set[str]:
 
 def judge_trace(trace: Trace, own_kernels: set[str]) -> list[str]:
     """Violations: forbidden aten ops; PyTorch's kernels; none of the extension's own kernels."""
-    violations = [
-        f"forward dispatched {op} ({n}x): PyTorch computed part of the result; do that work in "
-        "a kernel (only allocation, views and metadata may go through PyTorch)"
+    return texts(trace_findings(trace, own_kernels))
+
+
+def trace_findings(
+    trace: Trace, own_kernels: set[str], profile: RulesProfile = DEFAULT_RULES
+) -> list[Finding]:
+    """Every finding of one traced forward, each with its family (profile.py). A cuBLAS or
+    cuDNN kernel counts as the solution's own unless `profile` lets PyTorch compute and some
+    PyTorch compute was dispatched (a kept nn.Conv2d launches cuDNN's kernels too)."""
+    found = [
+        Finding(
+            f"forward dispatched {op} ({n}x): PyTorch computed part of the result; do that work "
+            "in a kernel (only allocation, views and metadata may go through PyTorch)",
+            Family.INTEGRITY if trace.lowered.get(op) else Family.TORCH_COMPUTE,
+            Layer.RUNTIME_DISPATCH,
+            op,
+        )
         for op, n in sorted(trace.ops.items())
         if op not in ALLOWED_OPS
     ]
     if trace.kernels is None:
-        return violations
+        return found
     torch_kernels = sorted(
         {k for k in trace.kernels if _TORCH_KERNEL.search(k) and not _FILL_KERNEL.search(k)}
     )
-    violations += [
-        f"forward launched PyTorch's kernel {_short(k)}: PyTorch did the work"
+    found += [
+        Finding(
+            f"forward launched PyTorch's kernel {_short(k)}: PyTorch did the work",
+            Family.TORCH_COMPUTE,
+            Layer.RUNTIME_KERNELS,
+            _short(k),
+        )
         for k in torch_kernels
     ]
     ran_own = any(any(name in k for name in own_kernels) for k in trace.kernels)
     ran_library = any(
         _LIBRARY_KERNEL.search(k) for k in trace.kernels if not _TORCH_KERNEL.search(k)
     )
+    torch_computed = any(f.layer == Layer.RUNTIME_DISPATCH for f in found)
+    if ran_library and torch_computed and not refuses(profile, Family.TORCH_COMPUTE):
+        ran_library = False
     if not ran_own and not ran_library:
-        violations.append(
-            "none of the extension's kernels ran during forward "
-            f"(kernels seen: {', '.join(_short(k) for k in trace.kernels[:5]) or 'none'})"
+        found.append(
+            Finding(
+                "none of the extension's kernels ran during forward "
+                f"(kernels seen: {', '.join(_short(k) for k in trace.kernels[:5]) or 'none'})",
+                Family.INTEGRITY,
+                Layer.RUNTIME_KERNELS,
+            )
         )
-    return violations
+    return found
 
 
 def _short(name: str, keep: int = 80) -> str:

@@ -16,9 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from cuda_agent.sandbox.guard.findings import Finding, texts
+from cuda_agent.sandbox.guard.profile import Family, Layer
 from cuda_agent.sandbox.guard.rules import ALLOWED_IMPORTS, ALLOWED_INCLUDES
-from cuda_agent.sandbox.guard.static_cpp import check_cpp
-from cuda_agent.sandbox.guard.static_py import check_python
+from cuda_agent.sandbox.guard.static_cpp import cpp_findings
+from cuda_agent.sandbox.guard.static_py import python_findings
 from cuda_agent.sandbox.workspace import INFRA_FILES, Solution
 
 CPP_SUFFIXES = (".cu", ".cuh", ".cpp", ".h", ".hpp")
@@ -35,18 +37,25 @@ class StaticRules:
 def check_static(solution: Solution, rules: StaticRules | None = None) -> list[str]:
     """One readable line per violation: `path:line: what it does (why); what to do instead`.
     An empty list means the sources break no static rule (the runtime guard still runs)."""
+    return texts(static_findings(solution, rules))
+
+
+def static_findings(solution: Solution, rules: StaticRules | None = None) -> list[Finding]:
+    """Every finding in the solution's sources, each with its rule's family (profile.py)."""
     rules = rules or StaticRules()
     files = frozenset(solution.files)
-    found: list[str] = []
+    found: list[Finding] = []
     for path, text in solution.files.items():
         name = PurePosixPath(path).name
         if name in INFRA_FILES:
-            found.append(
+            message = (
                 f"{path}:1: ships {name}, the harness's own infrastructure, which would shadow "
                 "it; remove it (the harness provides binding.cpp and binding_registry.h)"
             )
+            layer = Layer.STATIC_PYTHON if path.endswith(".py") else Layer.STATIC_CPP
+            found.append(Finding(message, Family.INTEGRITY, layer, None, path, 1))
         if path.endswith(".py"):
-            found += check_python(path, text, rules.allowed_imports)
+            found += python_findings(path, text, rules.allowed_imports)
         elif path.endswith(CPP_SUFFIXES):
-            found += check_cpp(path, text, files, rules.allowed_includes)
+            found += cpp_findings(path, text, files, rules.allowed_includes)
     return found

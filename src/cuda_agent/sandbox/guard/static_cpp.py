@@ -10,25 +10,35 @@ model usually writes. The tables are in rules.py; #include directives are read i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fnmatch import fnmatch
 from os.path import normpath
 from pathlib import PurePosixPath
 
 from cuda_agent.sandbox.guard.cpp_lexer import blank, tokens
+from cuda_agent.sandbox.guard.findings import Finding, texts
 from cuda_agent.sandbox.guard.includes import Include, read_includes, without_includes
+from cuda_agent.sandbox.guard.profile import Layer
 from cuda_agent.sandbox.guard.rules import (
     ALLOWED_ATEN,
     ALLOWED_PYBIND,
     ATEN_FIX,
+    ATEN_INCLUDES,
+    ATEN_OP_ROOTS,
+    ATEN_OPS,
     ATEN_REASONS,
     CPP_COMPUTE_METHODS,
+    CPP_FAMILIES,
     CPP_KEYWORDS,
+    CPP_LOW_DTYPE_PREFIXES,
+    CPP_LOW_DTYPES,
     CUDA_FIX,
     FORBIDDEN_CUDA_PREFIXES,
     FORBIDDEN_MACROS,
     INCLUDE_FIX,
     INCLUDE_REASONS,
     INFRA_HEADERS,
+    INTEGRITY_METHODS,
     NS_ROOTS,
     PY_C_API,
     PY_FIX,
@@ -42,10 +52,24 @@ from cuda_agent.sandbox.guard.rules import (
 # ------------------------------------------------------------------------------------- checks
 
 
+@dataclass(frozen=True)
+class _Problem:
+    rule: str  # a key of CPP_FAMILIES
+    text: str
+    op: str | None = None  # what PyTorch computes, for a torch_compute rule
+
+
 def check_cpp(path: str, text: str, files: frozenset[str], includes: tuple[str, ...]) -> list[str]:
     """One line per violation in the C++/CUDA source `path` (solution-relative); `files` are the
     solution's paths (its own headers may be included), `includes` the allowed header patterns."""
-    found: list[tuple[int, str]] = []
+    return texts(cpp_findings(path, text, files, includes))
+
+
+def cpp_findings(
+    path: str, text: str, files: frozenset[str], includes: tuple[str, ...]
+) -> list[Finding]:
+    """Every finding in the C++/CUDA source `path`, by line, each with its rule's family."""
+    found: list[tuple[int, _Problem]] = []
     for directive in read_includes(text):
         problem = _include_problem(directive, path, files, includes)
         if problem:
@@ -57,18 +81,28 @@ def check_cpp(path: str, text: str, files: frozenset[str], includes: tuple[str, 
         problem = _token_problem(toks, i, defined)
         if problem:
             found.append((line, problem))
-    unique = dict.fromkeys(found)
-    return [f"{path}:{line}: {msg}" for line, msg in sorted(unique, key=lambda f: f[0])]
+    unique: dict[tuple[int, str], _Problem] = {}
+    for line, problem in found:
+        unique.setdefault((line, problem.text), problem)
+    return [
+        Finding(
+            f"{path}:{line}: {p.text}", CPP_FAMILIES[p.rule], Layer.STATIC_CPP, p.op, path, line
+        )
+        for (line, _), p in sorted(unique.items(), key=lambda f: f[0][0])
+    ]
 
 
 def _include_problem(
     directive: Include, path: str, files: frozenset[str], allowed: tuple[str, ...]
-) -> str | None:
+) -> _Problem | None:
     if directive.kind != "include":
-        return f"uses #{directive.kind}; {INCLUDE_FIX}"
+        return _Problem("directive", f"uses #{directive.kind}; {INCLUDE_FIX}")
     name = directive.name
     if name is None:
-        return f"uses a computed #include ({directive.target}); write the header's name literally"
+        return _Problem(
+            "computed_include",
+            f"uses a computed #include ({directive.target}); write the header's name literally",
+        )
     own = (PurePosixPath(path).parent / name).as_posix()
     if ".." not in PurePosixPath(name).parts and (own in files or f"kernels/{name}" in files):
         return None
@@ -77,7 +111,10 @@ def _include_problem(
     if any(fnmatch(name, pattern) for pattern in allowed):
         return None
     reason = next((why for pattern, why in INCLUDE_REASONS if fnmatch(name, pattern)), None)
-    return f"includes <{name}>{f' ({reason})' if reason else ''}; {INCLUDE_FIX}"
+    text = f"includes <{name}>{f' ({reason})' if reason else ''}; {INCLUDE_FIX}"
+    if any(fnmatch(name, pattern) for pattern in ATEN_INCLUDES):
+        return _Problem("include_aten", text, f"<{name}>")
+    return _Problem("include", text)
 
 
 def _defined_functions(toks: list[tuple[str, int]]) -> frozenset[str]:
@@ -101,66 +138,105 @@ def _defined_functions(toks: list[tuple[str, int]]) -> frozenset[str]:
     return frozenset(names)
 
 
-def _token_problem(toks: list[tuple[str, int]], i: int, defined: frozenset[str]) -> str | None:
+def _token_problem(toks: list[tuple[str, int]], i: int, defined: frozenset[str]) -> _Problem | None:
     tok = toks[i][0]
     if not tok.isidentifier():
         return None
     prev, prev2 = (toks[i - 1][0] if i else ""), (toks[i - 2][0] if i > 1 else "")
     nxt = toks[i + 1][0] if i + 1 < len(toks) else ""
     if tok in FORBIDDEN_MACROS:
-        return f"uses {tok}: {FORBIDDEN_MACROS[tok]}"
+        return _Problem("macro", f"uses {tok}: {FORBIDDEN_MACROS[tok]}")
     if tok == "__attribute__" and {"constructor", "destructor"} & {t for t, _ in toks[i : i + 6]}:
-        return (
-            "marks a function to run when the library loads or unloads; run code only when called"
+        return _Problem(
+            "load_hook",
+            "marks a function to run when the library loads or unloads; run code only when called",
         )
     if PY_C_API.fullmatch(tok):
-        return f"uses the Python C API ({tok}); {PY_FIX}"
+        return _Problem("python_c_api", f"uses the Python C API ({tok}); {PY_FIX}")
     if prev in (".", "->"):
         if tok in CPP_COMPUTE_METHODS and nxt in ("(", "<"):
-            return f"calls the tensor method .{tok}() (ATen compute); write a kernel instead"
+            text = f"calls the tensor method .{tok}() (ATen compute); write a kernel instead"
+            strict = tok in INTEGRITY_METHODS or _names_low_dtype(toks, i + 1)
+            return _Problem("integrity_method" if strict else "method", text, f".{tok}()")
         if tok in PY_MODULE_METHODS and nxt == "(":
-            return f"calls pybind11's .{tok}() (Python objects from C++); {PY_FIX}"
+            text = f"calls pybind11's .{tok}() (Python objects from C++); {PY_FIX}"
+            return _Problem("pybind_method", text)
         return None
     if prev == "::" and (prev2.isidentifier() or prev2 == ">"):
         return None  # an inner part of a qualified name, judged with its first part
     if prev == "namespace" and tok in NS_ROOTS and prev2 == "using":
-        return f"uses `using namespace {tok}`; name ATen, torch and pybind11 in full"
+        text = f"uses `using namespace {tok}`; name ATen, torch and pybind11 in full"
+        return _Problem("using_namespace", text)
     if prev == "namespace" and nxt == "=" and i + 2 < len(toks) and toks[i + 2][0] in NS_ROOTS:
-        return f"aliases the namespace {toks[i + 2][0]}; name ATen, torch and pybind11 in full"
+        text = f"aliases the namespace {toks[i + 2][0]}; name ATen, torch and pybind11 in full"
+        return _Problem("namespace_alias", text)
     chain, j = [tok], i
     while j + 2 < len(toks) and toks[j + 1][0] == "::" and toks[j + 2][0].isidentifier():
         chain.append(toks[j + 2][0])
         j += 2
     if len(chain) > 1:
-        return _qualified_problem(chain)
+        return _qualified_problem(chain, _names_low_dtype(toks, j + 1))
     if tok in defined and prev != "::":
         return None
     called = nxt == "(" or prev == "&"
     if tok in SYS_DISTINCT or (tok in SYS_COMMON and called):
-        return f"uses {tok} (process, file or environment access); {SYS_FIX}"
+        return _Problem("sys", f"uses {tok} (process, file or environment access); {SYS_FIX}")
     if tok.startswith(tuple(FORBIDDEN_CUDA_PREFIXES)):
-        return f"calls {tok}; {CUDA_FIX}"
+        return _Problem("cuda_state", f"calls {tok}; {CUDA_FIX}")
     return None
 
 
-def _qualified_problem(chain: list[str]) -> str | None:
+def _qualified_problem(chain: list[str], low_dtype: bool) -> _Problem | None:
+    """The problem of a qualified name; `low_dtype`: the call it makes names a dtype other than
+    float32 and float64."""
     root, qualified = chain[0], "::".join(chain)
     if root in ("at", "torch", "c10"):
         if any(p.fullmatch(qualified) for p in ALLOWED_ATEN):
             return None
         reason = next((why for p, why in ATEN_REASONS if qualified.startswith(p)), None)
-        return f"uses {qualified} ({reason or 'not on the ATen allow-list'}); {ATEN_FIX}"
+        text = f"uses {qualified} ({reason or 'not on the ATen allow-list'}); {ATEN_FIX}"
+        return _Problem("aten_compute" if _is_aten_op(chain) and not low_dtype else "aten", text,
+                        qualified)  # fmt: skip
     if root in ("pybind11", "py"):
         if len(chain) == 2 and chain[1] in ALLOWED_PYBIND:
             return None
-        return f"uses {qualified} (the Python interpreter from C++); {PY_FIX}"
+        return _Problem("pybind", f"uses {qualified} (the Python interpreter from C++); {PY_FIX}")
     if root == "std" and chain[1] in STD_FORBIDDEN:
-        return f"uses {qualified} (process, file, thread or environment access); {SYS_FIX}"
+        text = f"uses {qualified} (process, file, thread or environment access); {SYS_FIX}"
+        return _Problem("std", text)
     if root == "cub" and chain[1].startswith("Device"):
-        return (
+        return _Problem(
+            "cub_device",
             f"uses {qualified} (cub's device-wide algorithms launch their own kernels); "
-            "use cub's block and warp primitives inside your kernel"
+            "use cub's block and warp primitives inside your kernel",
         )
     if root == "thrust":
-        return f"uses {qualified} (thrust launches its own kernels); write the kernel yourself"
+        text = f"uses {qualified} (thrust launches its own kernels); write the kernel yourself"
+        return _Problem("thrust", text)
     return None
+
+
+def _is_aten_op(chain: list[str]) -> bool:
+    """An ATen operator (at::gelu, at::native::relu, at::_ops::gelu::call, torch's GEMM
+    wrappers), as opposed to the rest of ATen (streams, events, generators, from_blob)."""
+    if chain[:3] == ["at", "cuda", "blas"]:
+        return len(chain) > 3
+    return any(
+        tuple(chain[: len(r)]) == r and len(chain) > len(r) and chain[len(r)] in ATEN_OPS
+        for r in ATEN_OP_ROOTS
+    )
+
+
+def _names_low_dtype(toks: list[tuple[str, int]], start: int) -> bool:
+    """Whether the parenthesised arguments opening at token `start` (if any) name a dtype
+    other than float32 and float64 (at::kHalf, torch::kBFloat16, ScalarType::Half)."""
+    if start >= len(toks) or toks[start][0] != "(":
+        return False
+    depth = 0
+    for tok, _ in toks[start:]:
+        depth += {"(": 1, ")": -1}.get(tok, 0)
+        if depth == 0:
+            return False
+        if tok in CPP_LOW_DTYPES or tok.startswith(CPP_LOW_DTYPE_PREFIXES):
+            return True
+    return False

@@ -19,6 +19,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from cuda_agent.sandbox.guard.findings import Finding, texts
+from cuda_agent.sandbox.guard.profile import Layer
 from cuda_agent.sandbox.guard.rules import (
     ALLOCATION,
     ALLOWED_DUNDER_ATTRS,
@@ -26,27 +28,34 @@ from cuda_agent.sandbox.guard.rules import (
     ALLOWED_DUNDER_NAMES,
     ALLOWED_REGISTER,
     ALLOWED_TORCH,
+    ATEN_OPS,
+    COMPARISONS,
     COMPUTE,
     COMPUTE_METHODS,
     FLOAT32_NAMES,
     FORBIDDEN_BUILTINS,
     HOLDER_TENSORS,
     IMPORT_REASONS,
+    INTEGRITY_METHODS,
     MESSAGES,
     PY_COMMON_METHODS,
     PY_CONVERSION_METHODS,
+    PY_FAMILIES,
     SYMBOLS,
     TENSOR_BUILTINS,
     TENSOR_RETURNING,
     TENSOR_VIEW_FUNCTIONS,
     TORCH_CATEGORIES,
     TORCH_DTYPES,
+    TORCH_HIGH_DTYPES,
     TORCH_MODULES,
     VIEW_PROPERTIES,
 )
 
 _PIECES = ("split", "chunk", "unbind")  # views that return a tuple of tensors
 _PIECE_FUNCTIONS = frozenset(f"torch.{n}" for n in _PIECES)
+# a conversion reaches the method rule only where it names another dtype (see _method_call)
+_STRICT_METHODS = INTEGRITY_METHODS | PY_CONVERSION_METHODS
 
 
 @dataclass(frozen=True)
@@ -68,19 +77,32 @@ def check_python(
     path: str, text: str, allowed_imports: frozenset[str], dialect: PythonDialect | None = None
 ) -> list[str]:
     """One line per violation in the Python source `path`."""
+    return texts(python_findings(path, text, allowed_imports, dialect))
+
+
+def python_findings(
+    path: str, text: str, allowed_imports: frozenset[str], dialect: PythonDialect | None = None
+) -> list[Finding]:
+    """Every finding in the Python source `path`, by line, each with its rule's family."""
     dialect = dialect or PythonDialect()
     try:
         tree = ast.parse(text)
     except SyntaxError as err:
-        return [f"{path}:{err.lineno}: does not parse ({err.msg}); fix the syntax"]
+        message = f"{path}:{err.lineno}: does not parse ({err.msg}); fix the syntax"
+        return [Finding(message, PY_FAMILIES["syntax"], Layer.STATIC_PYTHON, None, path)]
     checker = _Checker(tree, allowed_imports, dialect)
     checker.visit(tree)
     entry = dialect.entry_point
     model_new = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == entry]
     if model_new and not checker.uses_extension:
         checker.flag(model_new[0], "no_extension")
-    unique = dict.fromkeys(checker.found)
-    return [f"{path}:{line}: {msg}" for line, msg in sorted(unique, key=lambda f: f[0])]
+    unique: dict[tuple[int, str], tuple[str, str | None]] = {}
+    for line, msg, rule, op in checker.found:
+        unique.setdefault((line, msg), (rule, op))
+    return [
+        Finding(f"{path}:{line}: {msg}", PY_FAMILIES[rule], Layer.STATIC_PYTHON, op, path, line)
+        for (line, msg), (rule, op) in sorted(unique.items(), key=lambda f: f[0][0])
+    ]
 
 
 @dataclass
@@ -95,7 +117,7 @@ class _Checker(ast.NodeVisitor):
     def __init__(self, tree: ast.Module, allowed_imports: frozenset[str], dialect: PythonDialect):
         self.allowed_imports = allowed_imports
         self.dialect = dialect
-        self.found: list[tuple[int, str]] = []
+        self.found: list[tuple[int, str, str, str | None]] = []  # line, message, rule, op
         nodes = list(ast.walk(tree))
         self.parent = {c: p for p in nodes for c in ast.iter_child_nodes(p)}
         self.bound = _bound_names(nodes)
@@ -111,9 +133,10 @@ class _Checker(ast.NodeVisitor):
         self.tensors: set[str] = set()
         self.uses_extension = False
 
-    def flag(self, node: ast.AST, rule: str, **fields: str) -> None:
+    def flag(self, node: ast.AST, rule: str, op: str | None = None, **fields: str) -> None:
+        """A finding of `rule` at `node`; `op` names what PyTorch computes, for its listing."""
         message = self.dialect.messages.get(rule, MESSAGES[rule])
-        self.found.append((getattr(node, "lineno", 1), message.format(**fields)))
+        self.found.append((getattr(node, "lineno", 1), message.format(**fields), rule, op))
 
     # ---- names: aliases and resolution to qualified names
 
@@ -195,10 +218,22 @@ class _Checker(ast.NodeVisitor):
             return
         if rule[0] == "nn":
             if called:  # named without building (isinstance, a default) it computes nothing
-                self.flag(node, "nn_outside_init", q=q)
+                self.flag(node, "nn_outside_init", op=q, q=q)
         else:
             verb = "calls" if called else "uses"
-            self.flag(node, "torch", verb=verb, q=q, what=rule[1], fix=rule[2])
+            kind = self._compute_kind(q, rule, parent if called else None)
+            self.flag(node, kind, op=q, verb=verb, q=q, what=rule[1], fix=rule[2])
+
+    def _compute_kind(self, q: str, rule: tuple[str, str, str], call: ast.Call | None) -> str:
+        """The rule of a refused torch name: compute (an ATen operator by torch.ops.aten too),
+        compute that names a lower dtype, or another of the torch rules."""
+        parts = q.split(".")
+        aten = parts[:3] == ["torch", "ops", "aten"] and len(parts) > 3 and parts[3] in ATEN_OPS
+        if rule[0] != "compute" and not aten:
+            return "torch"
+        if parts[-1] in INTEGRITY_METHODS or (call is not None and self._names_low_dtype(call)):
+            return "torch_integrity"
+        return "torch_compute"
 
     # ---- tensors: what the reader can tell holds one
 
@@ -363,7 +398,8 @@ class _Checker(ast.NodeVisitor):
             elif a.name == "Model":
                 self.flag(node, "model")
             elif rule and rule[0] != "nn" and q not in TORCH_MODULES | self.dialect.allowed_names:
-                self.flag(node, "imports_torch", q=q, what=rule[1], fix=rule[2])
+                kind = "imports_torch_compute" if rule[0] == "compute" else "imports_torch"
+                self.flag(node, kind, op=q, q=q, what=rule[1], fix=rule[2])
 
     def _check_module(self, node: ast.AST, name: str) -> None:
         if name in self.allowed_imports:
@@ -433,7 +469,7 @@ class _Checker(ast.NodeVisitor):
             and not self.in_init
             and any(self.is_tensor(a) for a in node.args)
         ):
-            self.flag(node, "builtin_on_tensor", name=func.id)
+            self.flag(node, "builtin_on_tensor", op=f"{func.id}()", name=func.id)
         self.generic_visit(node)
 
     def _method_call(self, call: ast.Call, func: ast.Attribute) -> None:
@@ -443,15 +479,23 @@ class _Checker(ast.NodeVisitor):
         if self.in_init or _is_dunder(name):
             return
         if _is_self(recv) and cls and name in cls.holders:
-            self.flag(func, "held_module", name=name, q=cls.holders[name])
+            held = cls.holders[name]
+            self.flag(func, "held_module", op=f"self.{name} ({held})", name=name, q=held)
         elif (_is_self(recv) and cls and name in cls.methods) or _is_super_call(recv):
             return
         elif name in PY_CONVERSION_METHODS and not self._names_other_dtype(call):
             return
         elif name in COMPUTE_METHODS and (name not in PY_COMMON_METHODS or self.is_tensor(recv)):
-            self.flag(func, "method", name=name)
+            strict = name in _STRICT_METHODS or self._names_low_dtype(call)
+            self.flag(func, "integrity_method" if strict else "method", op=f".{name}()", name=name)
         elif name.startswith("_") and not _is_self(recv):
             self.flag(func, "private", name=name)
+
+    def _names_low_dtype(self, call: ast.Call) -> bool:
+        """Whether a call's arguments name a dtype other than float32 and float64."""
+        values = [*call.args, *(k.value for k in call.keywords)]
+        names = {self.resolve(v) for v in values}
+        return any(q in TORCH_DTYPES and q not in TORCH_HIGH_DTYPES for q in names)
 
     def _names_other_dtype(self, call: ast.Call) -> bool:
         """Whether a conversion's arguments name a dtype other than float32 (x.to(torch.half))."""
@@ -463,9 +507,10 @@ class _Checker(ast.NodeVisitor):
         if self.in_init:
             return
         if isinstance(op, ast.MatMult):
-            self.flag(node, "matmul")
+            self.flag(node, "matmul", op="@")
         elif any(self.is_tensor(x) for x in operands):
-            self.flag(node, "operator", symbol=SYMBOLS.get(type(op), type(op).__name__))
+            symbol = SYMBOLS.get(type(op), type(op).__name__)
+            self.flag(node, "operator", op=symbol, symbol=symbol)
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
         self._operator(node, node.op, [node.left, node.right])
@@ -483,16 +528,16 @@ class _Checker(ast.NodeVisitor):
         identity = all(isinstance(op, ast.Is | ast.IsNot) for op in node.ops)
         operands = [node.left, *node.comparators]
         if not (identity or self.in_init) and any(self.is_tensor(x) for x in operands):
-            self.flag(node, "compare")
+            self.flag(node, "compare", op=_compare_symbol(node))
         self.generic_visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if not self.in_init and self.is_tensor(node.value):
             if not isinstance(node.ctx, ast.Load):
-                self.flag(node, "slice_write")
+                self.flag(node, "slice_write", op="a slice write")
             elif any(self.is_tensor(i) for i in index):
-                self.flag(node, "tensor_index")
+                self.flag(node, "tensor_index", op="a tensor index")
         self.generic_visit(node)
 
     # ---- assignments: monkey-patching
@@ -525,6 +570,10 @@ class _Checker(ast.NodeVisitor):
 
 _REGISTER_TENSOR = ("register_buffer", "register_parameter")
 _READERS = frozenset({"getattr", "hasattr"})
+
+
+def _compare_symbol(node: ast.Compare) -> str:
+    return " ".join(dict.fromkeys(COMPARISONS.get(type(op), type(op).__name__) for op in node.ops))
 
 
 def _attr(node: ast.AST) -> str | None:

@@ -18,11 +18,12 @@ from collections.abc import Callable
 from cuda_agent.sandbox.build.toolchain import Toolchain
 from cuda_agent.sandbox.check.inputs import init_inputs, load_program, secret_seed
 from cuda_agent.sandbox.config import EnvConfig
+from cuda_agent.sandbox.guard.findings import judge
 from cuda_agent.sandbox.outcome import Compiled, Failure, Head, to_verdict
 from cuda_agent.sandbox.single_file.ahead import literal_calls
 from cuda_agent.sandbox.single_file.compile_stage import compile_in_child
 from cuda_agent.sandbox.single_file.extensions import ExtensionBuilder
-from cuda_agent.sandbox.single_file.guard import check_file, lazy_in_forward
+from cuda_agent.sandbox.single_file.guard import file_findings, lazy_in_forward
 from cuda_agent.sandbox.single_file.submission import (
     ENTRY_POINT,
     SingleFileSolution,
@@ -52,17 +53,21 @@ def evaluate_single_file(
     if why is not None:
         return to_verdict(head, Failure(Status.INVALID, why), False)
     start = time.perf_counter()
-    violations = check_file(ENTRY, solution.source, solution.entry_point)
+    judged = judge(file_findings(ENTRY, solution.source, solution.entry_point), config.rules)
+    head.list_ops(judged.torch_ops)
     seconds["guard"] = time.perf_counter() - start
-    if violations:
+    if judged.violations:
         message = "the static guard rejected the submission (see violations)"
-        return to_verdict(head, Failure(Status.VIOLATION, message, tuple(violations)), False)
+        return to_verdict(head, Failure(Status.VIOLATION, message, judged.violations), False)
     why = missing_entry(solution)
     if why is not None:
         return to_verdict(head, Failure(Status.INVALID, why), False)
     if solution.entry_point != ENTRY_POINT:
         head.notes.append(f"scored the file's class {solution.entry_point} as its entry point")
-    builder = ExtensionBuilder(toolchain(), config.cache_dir, config.build_timeout_s, head.notes)
+    builder = ExtensionBuilder(
+        toolchain(), config.cache_dir, config.build_timeout_s, head.notes, config.rules,
+        head.torch_ops,
+    )  # fmt: skip
     builder.ahead(literal_calls(solution.source))  # built while the process starts
     try:
         if has_gpu and stage != Stage.COMPILE:

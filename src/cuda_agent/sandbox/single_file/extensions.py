@@ -12,6 +12,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from cuda_agent.sandbox.build.toolchain import Toolchain
+from cuda_agent.sandbox.guard.findings import judge
+from cuda_agent.sandbox.guard.profile import DEFAULT_RULES, RulesProfile
 from cuda_agent.sandbox.guard.runtime import kernel_names
 from cuda_agent.sandbox.outcome import Failure
 from cuda_agent.sandbox.process.candidate import CandidateFailure
@@ -24,8 +26,8 @@ from cuda_agent.sandbox.single_file.build import (
     lay_out,
 )
 from cuda_agent.sandbox.single_file.flags import Flags, call_flags
-from cuda_agent.sandbox.single_file.guard import check_call
-from cuda_agent.sandbox.verdict import Status
+from cuda_agent.sandbox.single_file.guard import call_findings
+from cuda_agent.sandbox.verdict import Status, TorchOp
 
 
 class ExtensionRefused(CandidateFailure):
@@ -42,15 +44,26 @@ class ExtensionRefused(CandidateFailure):
 class ExtensionBuilder:
     """Callable on each ExtensionCall of one evaluation; what it built is kept for the verdict:
     the kernels the extensions define (the runtime guard looks for them), notes (architecture
-    flags replaced), the build's seconds and the calls seen. `ahead` starts building calls read
-    from the file's text before its process asks (ahead.py); `finish` waits for those."""
+    flags replaced), the PyTorch compute the rules profile allowed in their sources, the build's
+    seconds and the calls seen. `ahead` starts building calls read from the file's text before
+    its process asks (ahead.py); `finish` waits for those."""
 
-    def __init__(self, toolchain: Toolchain, cache_dir: Path, timeout_s: float, notes: list[str]):
+    def __init__(
+        self,
+        toolchain: Toolchain,
+        cache_dir: Path,
+        timeout_s: float,
+        notes: list[str],
+        rules: RulesProfile = DEFAULT_RULES,
+        torch_ops: list[TorchOp] | None = None,
+    ):
         self.toolchain = toolchain
         self.cache_dir = Path(cache_dir)
         self.timeout_s = timeout_s
         self.kernels: set[str] = set()
         self.notes = notes  # the verdict's: appended to as calls come
+        self.rules = rules
+        self.torch_ops = torch_ops if torch_ops is not None else []  # the verdict's, as notes
         self.calls: list[str] = []
         self.compiled: list[str] = []
         self.reused: list[str] = []
@@ -78,7 +91,7 @@ class ExtensionBuilder:
 
     def _build_ahead(self, call: ExtensionCall) -> ExtensionBuild | None:
         try:
-            _, flags, sources = self._checked(call)
+            _, flags, sources, _ = self._checked(call)
         except ExtensionRefused:
             return None
         return build_call(sources, flags, self.toolchain, self.cache_dir, self.timeout_s)
@@ -89,9 +102,10 @@ class ExtensionBuilder:
             raise ExtensionRefused(
                 Failure(Status.INVALID, f"asks for more than {MAX_CALLS} distinct extensions")
             )
-        label, flags, sources = self._checked(call)
+        label, flags, sources, listed = self._checked(call)
         self.calls.append(label)
         self.notes += [f"{label}: {n}" for n in flags.notes if n not in self.notes]
+        self.torch_ops += [o for o in listed if o not in self.torch_ops]
         future = self._ahead.get(call)
         result = future.result() if future is not None else None
         if result is None:
@@ -108,11 +122,13 @@ class ExtensionBuilder:
         path = str(result.so_path) if result.so_path is not None else None
         return ExtensionBuilt(so_path=path, module_name=result.module_name)
 
-    def _checked(self, call: ExtensionCall) -> tuple[str, Flags, Sources]:
-        """(label, flags, sources) of a call the guard accepts; raises ExtensionRefused."""
+    def _checked(self, call: ExtensionCall) -> tuple[str, Flags, Sources, tuple[TorchOp, ...]]:
+        """(label, flags, sources, the torch ops the rules allowed) of a call the guard
+        accepts; raises ExtensionRefused."""
         label = f"{call.api}({call.name!r})"
         flags = call_flags(call, self.toolchain.arch)
-        violations = check_call(call) + [
+        judged = judge(call_findings(call), self.rules)
+        violations = list(judged.violations) + [
             f"{label} passes {f}, which the harness does not allow (it could run or link code "
             "the guard never read); use optimisation flags and -D macros only"
             for f in flags.refused
@@ -121,7 +137,7 @@ class ExtensionBuilder:
             message = "the static guard rejected an extension's sources (see violations)"
             raise ExtensionRefused(Failure(Status.VIOLATION, message, tuple(violations)))
         try:
-            return label, flags, lay_out(call)
+            return label, flags, lay_out(call), judged.torch_ops
         except KeyError as err:
             raise ExtensionRefused(
                 Failure(Status.INVALID, f"{label}: source {err} was not written")

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 
+from cuda_agent.sandbox.guard.findings import Finding, texts
+from cuda_agent.sandbox.guard.profile import Family, Layer
 from cuda_agent.sandbox.guard.rules import ALLOWED_IMPORTS, ALLOWED_INCLUDES
-from cuda_agent.sandbox.guard.static_cpp import check_cpp
-from cuda_agent.sandbox.guard.static_py import PythonDialect, check_python
+from cuda_agent.sandbox.guard.static_cpp import cpp_findings
+from cuda_agent.sandbox.guard.static_py import PythonDialect, python_findings
 from cuda_agent.sandbox.process.messages import ExtensionCall
 
 BUILDERS = frozenset({"torch.utils.cpp_extension.load_inline", "torch.utils.cpp_extension.load"})
@@ -68,13 +71,24 @@ def dialect(entry_point: str) -> PythonDialect:
 
 def check_file(path: str, text: str, entry_point: str) -> list[str]:
     """One line per violation in the submission's Python."""
-    return check_python(path, text, IMPORTS, dialect(entry_point))
+    return texts(file_findings(path, text, entry_point))
+
+
+def file_findings(path: str, text: str, entry_point: str) -> list[Finding]:
+    """Every finding in the submission's Python, each with its rule's family."""
+    return python_findings(path, text, IMPORTS, dialect(entry_point))
 
 
 def check_call(call: ExtensionCall) -> list[str]:
     """One line per violation in the sources of one extension-building call, named as the
     submission gave them (load_inline's pieces joined, load's files by name)."""
-    found: list[str] = []
+    return texts(call_findings(call))
+
+
+def call_findings(call: ExtensionCall) -> list[Finding]:
+    """Every finding in one extension-building call's sources; each names its file as
+    `load_inline('name') cuda_sources` (or the file `load` was given)."""
+    found: list[Finding] = []
     if call.api == "load_inline":
         pieces = {"cpp_sources": "\n".join(call.cpp_sources)}
         if call.cuda_sources:
@@ -84,10 +98,23 @@ def check_call(call: ExtensionCall) -> list[str]:
         pieces = dict(call.files)
         names = frozenset(pieces)
     for name, text in pieces.items():
-        found += [v for v in check_cpp(name, text, names, INCLUDES) if not _OWN_MODULE.search(v)]
+        found += [
+            f for f in cpp_findings(name, text, names, INCLUDES) if not _OWN_MODULE.search(f.text)
+        ]
     bad = [name for name, _ in call.functions if not _IDENTIFIER.fullmatch(name)]
-    found += [f"functions: {name!r} is not a C++ function name; name the wrapper" for name in bad]
-    return [f"{call.api}({call.name!r}) {v}" for v in found]
+    found += [
+        Finding(
+            f"functions: {name!r} is not a C++ function name; name the wrapper",
+            Family.INTEGRITY,
+            Layer.STATIC_CPP,
+        )
+        for name in bad
+    ]
+    label = f"{call.api}({call.name!r})"
+    return [
+        replace(f, text=f"{label} {f.text}", file=f"{label} {f.file}" if f.file else None)
+        for f in found
+    ]
 
 
 def lazy_in_forward(text: str, entry_point: str) -> bool:
