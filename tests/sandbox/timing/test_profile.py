@@ -189,10 +189,12 @@ def cpu_timer(monkeypatch):
     monkeypatch.setattr(profile_mod, "spin_up", lambda flush, ms: None)
 
 
-def _profile(log, cand, timed_calls=8, min_timed_calls=5, draw=None):
+def _profile(log, cand, timed_calls=8, min_timed_calls=5, draw=None, rules="cuda-agent"):
     draws = iter(range(1000))
     draw = draw or (lambda: [torch.full((4,), float(next(draws)))])
-    config = EnvConfig(timed_calls=timed_calls, min_timed_calls=min_timed_calls, warmup_calls=1)
+    config = EnvConfig(
+        timed_calls=timed_calls, min_timed_calls=min_timed_calls, warmup_calls=1, rules=rules
+    )
     run = CandidateRun(cand, [], [], 0, frozenset({"scale_kernel"})) if cand else None
     return profile_mod._timed(TimingJob(_Ref(log), draw, config, "cpu", candidate=run), draw())
 
@@ -332,6 +334,22 @@ def test_a_timed_call_that_ran_pytorchs_kernels_is_a_violation(cpu_timer):
     assert result.failure.status.value == "violation"
     assert "timed call 1 of 8" in result.failure.message
     assert any("PyTorch's kernel" in v for v in result.failure.violations)
+
+
+def test_a_partial_kernels_timed_calls_pass_under_the_kernelbench_rules(cpu_timer):
+    # its own kernel and PyTorch's after it: verification listed PyTorch's, so timing times it
+    kernels = ("scale_kernel(float*)", "void at::native::vectorized_elementwise_kernel")
+    result = _profile([], _Cand([], lambda x: x * 2, kernels=kernels), rules="kernelbench")
+    assert result.failure is None
+    assert result.candidate_ms > 0
+
+
+def test_a_timed_call_without_the_solutions_kernels_is_a_violation_under_kernelbench(cpu_timer):
+    kernels = ("void at::native::vectorized_elementwise_kernel",)
+    result = _profile([], _Cand([], lambda x: x * 2, kernels=kernels), rules="kernelbench")
+    assert result.failure.status.value == "violation"
+    assert "none of the extension's kernels ran" in result.failure.message
+    assert not any("PyTorch's kernel" in v for v in result.failure.violations)
 
 
 def test_a_timed_call_without_the_solutions_kernels_is_a_violation(cpu_timer):

@@ -22,7 +22,8 @@ import torch
 
 from cuda_agent.sandbox.check.compare import compare
 from cuda_agent.sandbox.check.inputs import copy_inputs
-from cuda_agent.sandbox.guard.runtime import Trace, judge_trace
+from cuda_agent.sandbox.guard.findings import judge
+from cuda_agent.sandbox.guard.runtime import Trace, trace_findings
 from cuda_agent.sandbox.outcome import Failure
 from cuda_agent.sandbox.process.messages import Call, DropOutput, Ping, StoreSets, Warmup
 from cuda_agent.sandbox.timing.call import CallTime, L2Flusher, synchronize, timed_call
@@ -178,10 +179,14 @@ class Candidate:
         return None
 
     def _trace_violations(self, t: CallTime) -> list[str]:
-        """What the GPU trace of one timed call shows: PyTorch's kernels, none of the
-        solution's, or no trace at all from a process that could record one at its start."""
+        """What the GPU trace of one timed call shows that the run's rules profile refuses:
+        PyTorch's kernels (listed, not refused, where the profile lets PyTorch compute: the
+        verification's trace listed them already), none of the solution's, or no trace at all
+        from a process that could record one at its start."""
         if t.kernels is not None:
-            return judge_trace(Trace(kernels=list(t.kernels)), self.own_kernels)
+            rules = self.config.rules
+            found = trace_findings(Trace(kernels=list(t.kernels)), self.own_kernels, rules)
+            return list(judge(found, rules).violations)
         if self.cand.layers.get("kernel_trace"):
             return [
                 "the candidate's process stopped recording GPU activity (it recorded it when it "
