@@ -1,5 +1,6 @@
-"""The GPU, commit and date a benchmark's figures are measured with (gpu_suite.sh sets the
-commit). The GPU is read in a child process, so the benchmark itself need not initialise CUDA."""
+"""The GPU, commit, tree and date a benchmark's figures are measured with (gpu_suite.sh sets
+the commit and the tree). The GPU is read in a child process, so the benchmark itself need not
+initialise CUDA."""
 
 from __future__ import annotations
 
@@ -15,5 +16,6 @@ def run_facts() -> dict:
     return {
         "gpu": gpu.stdout.strip() or None,
         "commit": os.environ.get("CUDA_AGENT_COMMIT", "unknown"),
+        "tree": os.environ.get("CUDA_AGENT_TREE", "unknown"),  # gpu_suite.sh: the files' git tree
         "date": datetime.now(UTC).date().isoformat(),
     }

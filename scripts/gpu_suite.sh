@@ -58,6 +58,14 @@ export CUDA_AGENT_TEST_CACHE=$CUDA_AGENT_CACHE
 export CUDA_AGENT_GPU_REPORT=$OUT/gpu_report.jsonl
 export CUDA_AGENT_GUARD_REPORT=$OUT/guard_report.jsonl
 export CUDA_AGENT_COMMIT=${CUDA_AGENT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+# The files' own identity, beside the commit: the git tree of what is here (tracked and
+# unignored files), equal to `git rev-parse COMMIT^{tree}` of the commit they came from even
+# where the files were copied over an older checkout's git metadata.
+index=$(mktemp -u)
+tree=$(GIT_INDEX_FILE=$index git add -A . 2>/dev/null && GIT_INDEX_FILE=$index git write-tree 2>/dev/null)
+rm -f "$index"
+export CUDA_AGENT_TREE=${CUDA_AGENT_TREE:-${tree:-unknown}}
+echo "commit $CUDA_AGENT_COMMIT, tree $CUDA_AGENT_TREE" | tee "$OUT/code.txt"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 cli() { python3 -m cuda_agent "$@"; }
@@ -71,6 +79,8 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   python3 -c "import xdist" 2>/dev/null && parallel=(-n "${GPU_WORKERS:-$workers}")
   python3 -m pytest -m gpu -p no:cacheprovider -q -rfE --log-level=WARNING "${parallel[@]}" \
     --junitxml "$OUT/junit.xml" "$@" 2>&1 | tee "$OUT/pytest.log" || status=1
+  # one JSON line per test: outcome and seconds, with the GPU, date, commit and tree
+  python3 scripts/junit_records.py "$OUT/junit.xml" > "$OUT/gpu_tests.jsonl" || status=1
 fi
 
 steps=" ${BENCH_STEPS:-env_round stored service} "
