@@ -14,6 +14,7 @@ from cuda_agent.bench import (
     AgentPolicy,
     EndpointFailing,
     EvaluationService,
+    ResultStatus,
     RunMeta,
     RunStore,
     ServiceConfig,
@@ -102,6 +103,21 @@ def test_torn_last_line_is_redone(tmp_path, solutions, service):
     assert [json.loads(x)["task"]["name"] for x in log.read_text().splitlines()] == [
         json.loads(x)["task"]["name"] for x in lines
     ]
+
+
+def test_statuses_are_read_back_typed_and_an_unknown_one_is_a_damaged_file(
+    tmp_path, solutions, service
+):
+    tasks = [t for t in load_tasks("builtin") if t.name in GOOD]
+    store = RunStore(tmp_path / "run")
+    store.start(stored_meta(solutions))
+    run_stored(tasks, StoredSolutions(solutions), store, service, Stage.COMPILE)
+    assert {type(r.status) for r in store.results()} == {ResultStatus}
+    log = store.root / RunStore.RESULTS
+    row = json.loads(log.read_text().splitlines()[0])
+    log.write_text(json.dumps({**row, "status": "nearly_ok"}) + "\n")
+    with pytest.raises(UserError, match="results.jsonl:1: not a task result; the file is damaged"):
+        store.results()
 
 
 def test_a_changed_program_is_redone_and_a_different_run_refused(tmp_path, solutions, service):

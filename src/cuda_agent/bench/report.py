@@ -16,7 +16,7 @@ from cuda_agent.bench.partial import partial_table, rules_line
 from cuda_agent.bench.report_template import HTML_TEMPLATE
 from cuda_agent.bench.store import MODEL_ERROR, RunMeta, RunStore, TaskResult, first_samples
 from cuda_agent.bench.table import Table, pct
-from cuda_agent.sandbox import Verdict
+from cuda_agent.sandbox import Status, Verdict
 
 FIGURES = "report_files"
 MAX_SHOWN_CHARS = 100_000  # per kernel file or trajectory, so one huge output cannot swamp the page
@@ -352,7 +352,7 @@ LAUNCH_BOUND_NOTE = (
 def _summary(meta: RunMeta, results: list[TaskResult], evaluated: int) -> list[str]:
     """`results`: one per task; `evaluated`: the results of every sample."""
     gpus = sorted({r.verdict.gpu for r in results if r.verdict.gpu})
-    not_verified = sum(1 for r in results if r.status == "no_gpu")
+    not_verified = sum(1 for r in results if r.status == Status.NO_GPU)
     samples = f" ({evaluated} samples; see Samples)" if evaluated > len(results) else ""
     lines = [
         f"Run of {meta.describe()}, started {meta.created}.",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
@@ -20,8 +21,15 @@ from cuda_agent.errors import UserError
 from cuda_agent.sandbox import Solution, Stage, Status, Verdict
 from cuda_agent.task import Task
 
-MISSING = "missing"  # a task whose solutions folder has no entry: scored as a failure
-MODEL_ERROR = "model_error"  # an episode the model endpoint broke off: redone by a rerun
+# A task result's status: its verdict's, or why no evaluation gave it one: "missing" (its
+# solutions folder has no entry: scored as a failure) or "model_error" (an episode the model
+# endpoint broke off: redone by a rerun).
+ResultStatus = StrEnum(
+    "ResultStatus",
+    {**{s.name: s.value for s in Status}, "MISSING": "missing", "MODEL_ERROR": "model_error"},
+)
+MISSING = ResultStatus.MISSING
+MODEL_ERROR = ResultStatus.MODEL_ERROR
 
 
 class RunMeta(BaseModel):
@@ -65,7 +73,7 @@ class TaskResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task: dict
-    status: str  # the verdict's status, or "missing"
+    status: ResultStatus
     verdict: Verdict
     sample: int | None = None  # KernelBench's sample K where the task has several solutions
     solution_hash: str | None = None
@@ -92,7 +100,7 @@ class TaskResult(BaseModel):
         task: Task,
         verdict: Verdict,
         *,
-        status: str | None = None,
+        status: ResultStatus | None = None,
         solution: Solution | None = None,
         trajectory: str | None = None,
         seconds: float | None = None,
@@ -102,7 +110,7 @@ class TaskResult(BaseModel):
         record.pop("code")
         return cls(
             task=record,
-            status=status or verdict.status.value,
+            status=status or ResultStatus(verdict.status.value),
             verdict=verdict,
             sample=sample,
             solution_hash=solution.hash if solution is not None else None,
