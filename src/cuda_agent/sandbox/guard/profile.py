@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from cuda_agent.errors import UserError
+from cuda_agent.errors import choice
 
 
 class RulesProfile(StrEnum):
@@ -41,11 +41,7 @@ class Layer(StrEnum):
 
 def rules_profile(name: str) -> RulesProfile:
     """The profile named `name`, or a UserError that lists the choices."""
-    try:
-        return RulesProfile(name)
-    except ValueError:
-        choices = ", ".join(p.value for p in RulesProfile)
-        raise UserError(f"rules profile {name!r}: choose {choices}") from None
+    return choice(RulesProfile, name, "rules profile")
 
 
 def refuses(profile: RulesProfile, family: Family) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from cuda_agent.errors import UserError
+from cuda_agent.errors import choice
 
 
 class TimingMethod(StrEnum):
@@ -37,11 +37,7 @@ LAUNCH_BOUND_RATIO = 2.0
 
 def timing_method(name: str) -> TimingMethod:
     """The method named `name`, or a UserError that lists the choices."""
-    try:
-        return TimingMethod(name)
-    except ValueError:
-        choices = ", ".join(m.value for m in TimingMethod)
-        raise UserError(f"timing method {name!r}: choose {choices}") from None
+    return choice(TimingMethod, name, "timing method")
 
 
 def is_launch_bound(launch_ms: float, busy_ms: float) -> bool:
