@@ -5,8 +5,8 @@
 #
 #   bash scripts/gpu_suite.sh [tests|bench|synth|kernelbench|all|rl] [pytest args; default: tests]
 #
-#   tests        every gpu-marked test, GPU_WORKERS (default: the cores less four, 2 to 12)
-#                pytest workers sharing the GPU (most of a test's time is its nvcc builds)
+#   tests        every gpu-marked test, GPU_WORKERS (default: the cores less four, 2 to 12, at
+#                most one per 24 GiB of GPU memory) pytest workers sharing the GPU
 #                (timed sections never overlap: docs/verdict.md, GPU lock)
 #   bench        env_round (ours vs a CUDA-Agent-style loop), stored-solution runs over the
 #                honest fixtures with their reports, service throughput (BENCH_STEPS picks:
@@ -74,7 +74,12 @@ status=0
 if [ "$what" = tests ] || [ "$what" = all ]; then
   [ $# -gt 0 ] || set -- tests
   parallel=()
+  # the cores less four, 2 to 12, and no more than one per 24 GiB of GPU memory: a test's
+  # process holds up to about 24 GiB (a large KernelBench task's inputs, outputs and fills),
+  # and twelve on one 80 GB card ran out of GPU memory in the harness
+  gib=$(( $(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1) / 1024 ))
   workers=$(( $(nproc) - 4 ))
+  workers=$(( workers > gib / 24 ? gib / 24 : workers ))
   workers=$(( workers < 2 ? 2 : workers > 12 ? 12 : workers ))
   python3 -c "import xdist" 2>/dev/null && parallel=(-n "${GPU_WORKERS:-$workers}")
   python3 -m pytest -m gpu -p no:cacheprovider -q -rfE --log-level=WARNING "${parallel[@]}" \

@@ -98,6 +98,49 @@ def test_a_forward_that_runs_none_of_its_kernels_is_refused_by_both(profile):
     assert any("none of the extension's kernels ran" in v for v in violations)
 
 
+TORCH_ADD = (
+    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+    "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)"
+)
+
+
+@pytest.mark.parametrize("own", [{"add"}, {"native"}, {"vectorized_elementwise"}, {"float"}])
+@pytest.mark.parametrize("profile", list(RulesProfile), ids=str)
+def test_a_kernel_name_inside_pytorch_s_kernel_names_does_not_make_them_the_solution_s(
+    own, profile
+):
+    # a file that defines a kernel it never launches, named to appear in PyTorch's kernel names
+    trace = Trace(ops=Counter({"aten::add": 1}), kernels=[TORCH_ADD])
+    violations = judge(trace_findings(trace, own, profile), profile).violations
+    assert any("none of the extension's kernels ran" in v for v in violations)
+
+
+@pytest.mark.parametrize("profile", list(RulesProfile), ids=str)
+def test_the_solution_s_kernel_counts_by_whole_name_or_exactly(profile):
+    templated = "void add_kernel<float>(float const*, float const*, float*, long)"
+    namespaced = "(anonymous namespace)::add_kernel(float const*, float*, long)"
+    for kernel in (ADD, templated, namespaced):
+        trace = Trace(ops=Counter({"aten::empty": 1}), kernels=[kernel])
+        assert judge(trace_findings(trace, OWN, profile), profile).violations == ()
+    longer = Trace(ops=Counter({"aten::empty": 1}), kernels=["add_kernel_v2(float*, long)"])
+    assert judge(trace_findings(longer, OWN, profile), profile).violations != ()
+
+
+@pytest.mark.parametrize("profile", list(RulesProfile), ids=str)
+def test_a_triton_kernel_named_like_inductor_s_is_the_solution_s_when_its_build_named_it(
+    profile,
+):
+    own = Trace(ops=Counter({"aten::empty_like": 1}), kernels=["triton_add_kernel"])
+    assert judge(trace_findings(own, {"triton_add_kernel"}, profile), profile).violations == ()
+    inductor = Trace(ops=Counter(), kernels=["triton_poi_fused_add_0", "triton_add_kernel"])
+    judged = judge(trace_findings(inductor, {"triton_add_kernel"}, profile), profile)
+    if profile == CUDA_AGENT:
+        assert any("triton_poi_fused_add_0" in v for v in judged.violations)
+    else:
+        assert judged.violations == ()
+        assert [o.op for o in judged.torch_ops] == ["triton_poi_fused_add_0"]
+
+
 def test_library_kernels_count_as_the_solution_s_only_where_pytorch_computed_nothing():
     kept_conv = Trace(ops=Counter({"aten::convolution": 1}), kernels=[CUDNN])
     assert _judged(kept_conv, CUDA_AGENT).violations == tuple(judge_trace(kept_conv, OWN))

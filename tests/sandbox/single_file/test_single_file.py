@@ -146,7 +146,7 @@ BASE = (HERE / "honest" / "strings" / "model_new.py").read_text()
         ("no_entry", BASE.replace("class ModelNew(", "class Fast("), Status.INVALID,
          "no class ModelNew"),
         ("triton", "import triton\nimport torch\n\n\nclass ModelNew(torch.nn.Module):\n    pass\n",
-         Status.INVALID, "Triton"),
+         Status.VIOLATION, "launches no Triton kernel"),
         ("not_exported", BASE.replace('functions=["scale_gelu"]', 'functions=["scale_gelu_v2"]'),
          Status.COMPILE_ERROR, "scale_gelu_v2"),
         ("raises", BASE.replace("self.scale = float(scale)", "self.scale = float(scale) / 0"),

@@ -135,8 +135,14 @@ def trace_findings(
     ]
     if trace.kernels is None:
         return found
+    # a Triton submission's kernel is named after its function, which may itself start with
+    # "triton_" as Inductor's do: a kernel the solution's own build named is never PyTorch's
     torch_kernels = sorted(
-        {k for k in trace.kernels if _TORCH_KERNEL.search(k) and not _FILL_KERNEL.search(k)}
+        {
+            k
+            for k in trace.kernels
+            if _TORCH_KERNEL.search(k) and not _FILL_KERNEL.search(k) and k not in own_kernels
+        }
     )
     found += [
         Finding(
@@ -147,7 +153,7 @@ def trace_findings(
         )
         for k in torch_kernels
     ]
-    ran_own = any(any(name in k for name in own_kernels) for k in trace.kernels)
+    ran_own = any(_is_own(k, own_kernels) for k in trace.kernels)
     ran_library = any(
         _LIBRARY_KERNEL.search(k) for k in trace.kernels if not _TORCH_KERNEL.search(k)
     )
@@ -164,6 +170,18 @@ def trace_findings(
             )
         )
     return found
+
+
+def _is_own(kernel: str, own_kernels: set[str]) -> bool:
+    """Whether a traced kernel is one of the solution's: its name exactly (Triton names a kernel
+    after its function), or a PyTorch-free name holding one as a whole identifier (CUDA's names
+    carry templates and arguments). A name's mere substring, or PyTorch's kernels, never are:
+    a kernel called `add` or `native` does not make PyTorch's `at::native::...add...` its own."""
+    if kernel in own_kernels:
+        return True
+    if _TORCH_KERNEL.search(kernel):
+        return False
+    return any(re.search(rf"(?<!\w){re.escape(name)}(?!\w)", kernel) for name in own_kernels)
 
 
 def _short(name: str, keep: int = 80) -> str:

@@ -10,6 +10,11 @@ outputs, parameters and buffers, and names assigned from them; the rest is left 
 `__init__` is treated apart: it builds parameters and buffers and never sees an input, so it may
 construct nn modules as parameter holders and call torch functions (a causal mask, an init);
 storing a torch function for later, or calling a held module in forward, is refused.
+
+A dialect may name kernels: module-level functions another compiler builds (a Triton file's
+@triton.jit functions). Their bodies are device code, never run as Python, so the PyTorch
+compute rules skip them (arithmetic on pointers and blocks is the kernel's own work) while the
+integrity rules still read them; launching one, `kernel[grid](...)`, is using the extension.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cuda_agent.sandbox.guard.findings import Finding, texts
-from cuda_agent.sandbox.guard.profile import Layer
+from cuda_agent.sandbox.guard.profile import Family, Layer
 from cuda_agent.sandbox.guard.rules import (
     ALLOCATION,
     ALLOWED_DUNDER_ATTRS,
@@ -71,6 +76,7 @@ class PythonDialect:
     refuse: Callable[[str], tuple[str, str] | None] | None = None  # other modules' names
     assignable: frozenset[str] = frozenset()  # library names it may assign into (os.environ)
     messages: dict[str, str] = field(default_factory=dict)  # rule -> message, over MESSAGES
+    kernels: frozenset[str] = frozenset()  # module-level device functions, see the docstring
 
 
 def check_python(
@@ -130,11 +136,14 @@ class _Checker(ast.NodeVisitor):
         self.local_classes = {n.name for n in nodes if isinstance(n, ast.ClassDef)}
         self.cls: _ClassInfo | None = None
         self.in_init = False
+        self.in_kernel = False
         self.tensors: set[str] = set()
-        self.uses_extension = False
+        self.uses_extension = False  # calls the extension or launches one of the kernels
 
     def flag(self, node: ast.AST, rule: str, op: str | None = None, **fields: str) -> None:
         """A finding of `rule` at `node`; `op` names what PyTorch computes, for its listing."""
+        if self.in_kernel and PY_FAMILIES[rule] == Family.TORCH_COMPUTE:
+            return  # device code: what reads as PyTorch compute there is the kernel's own work
         message = self.dialect.messages.get(rule, MESSAGES[rule])
         self.found.append((getattr(node, "lineno", 1), message.format(**fields), rule, op))
 
@@ -200,7 +209,7 @@ class _Checker(ast.NodeVisitor):
         if q in dialect.allowed_names:
             return
         if root != "torch":
-            refused = dialect.refuse(q) if dialect.refuse else None
+            refused = self._refused(q)
             if refused:
                 parent = self.parent.get(node)
                 verb = "calls" if isinstance(parent, ast.Call) and parent.func is node else "uses"
@@ -317,12 +326,21 @@ class _Checker(ast.NodeVisitor):
                     info.tensors.add(str(node.args[0].value))
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        if isinstance(self.parent.get(node), ast.Module) and node.name not in self.loaded:
+        module_level = isinstance(self.parent.get(node), ast.Module)
+        if module_level and node.name not in self.loaded:
             # nothing in the file calls it (get_inputs, a leftover helper): its body never
             # runs; what runs as it is defined (decorators, defaults) is still read
-            for part in (*node.decorator_list, node.args, node.returns):
-                if part is not None:
-                    self.visit(part)
+            self._visit_definition(node)
+            return
+        if module_level and node.name in self.dialect.kernels:
+            # its definition runs as Python (autotune's hooks, heuristics); its body is read
+            # as device code, where no name holds a torch tensor
+            self._visit_definition(node)
+            saved = (self.in_kernel, self.tensors)
+            self.in_kernel, self.tensors = True, set()
+            for statement in node.body:
+                self.visit(statement)
+            self.in_kernel, self.tensors = saved
             return
         saved = (self.in_init, self.tensors)
         method = isinstance(self.parent.get(node), ast.ClassDef)
@@ -333,6 +351,12 @@ class _Checker(ast.NodeVisitor):
         self.in_init, self.tensors = saved
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _visit_definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """What runs as a function is defined: its decorators, defaults and annotations."""
+        for part in (*node.decorator_list, node.args, node.returns):
+            if part is not None:
+                self.visit(part)
 
     def _tensor_names(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
         """Parameters (unless annotated or defaulted as scalars) and names assigned from them."""
@@ -389,10 +413,13 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, "relative")
             return
         module = node.module or ""
-        self._check_module(node, module)
+        allowed = self._check_module(node, module)
+        from_torch = module.split(".")[0] == "torch"
         for a in node.names:
             q = f"{module}.{a.name}"
-            rule = self.torch_rule(q) if module.split(".")[0] == "torch" else None
+            rule = self.torch_rule(q) if from_torch else None
+            # an allowed module's refused names (from triton import knobs), named where imported
+            refused = self._refused(q) if allowed and not from_torch else None
             if a.name == "*":
                 self.flag(node, "star", module=module)
             elif a.name == "Model":
@@ -400,13 +427,22 @@ class _Checker(ast.NodeVisitor):
             elif rule and rule[0] != "nn" and q not in TORCH_MODULES | self.dialect.allowed_names:
                 kind = "imports_torch_compute" if rule[0] == "compute" else "imports_torch"
                 self.flag(node, kind, op=q, q=q, what=rule[1], fix=rule[2])
+            elif refused:
+                self.flag(node, "imports_torch", q=q, what=refused[0], fix=refused[1])
 
-    def _check_module(self, node: ast.AST, name: str) -> None:
+    def _check_module(self, node: ast.AST, name: str) -> bool:
+        """Whether `name` may be imported; flagged, with the dialect's reason first, if not."""
         if name in self.allowed_imports:
-            return
-        reason = IMPORT_REASONS.get(name) or IMPORT_REASONS.get(name.split(".")[0])
+            return True
+        root, refused = name.split(".")[0], self._refused(name)
+        reason = refused[0] if refused else IMPORT_REASONS.get(name) or IMPORT_REASONS.get(root)
         allowed = ", ".join(sorted(self.allowed_imports - {"__future__"}))
         self.flag(node, "import", name=name, why=f" ({reason})" if reason else "", allowed=allowed)
+        return False
+
+    def _refused(self, q: str) -> tuple[str, str] | None:
+        """(what it is, what to do) for a name outside torch the dialect refuses, or None."""
+        return self.dialect.refuse(q) if self.dialect.refuse else None
 
     # ---- references
 
@@ -460,6 +496,8 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
+        if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name):
+            self.uses_extension |= func.value.id in self.dialect.kernels  # kernel[grid](...)
         if isinstance(func, ast.Attribute) and self.resolve(func) is None:
             self._method_call(node, func)
         elif (

@@ -12,8 +12,9 @@ from cuda_agent.sandbox.outcome import Failure
 from cuda_agent.sandbox.process.child import candidate_main
 from cuda_agent.sandbox.process.messages import (
     Answer,
+    BuildAnswer,
+    BuildRequest,
     ChildError,
-    ExtensionBuilt,
     ExtensionCall,
     Request,
     Stop,
@@ -51,8 +52,8 @@ class CandidateProcess:
         self.workdir = workdir
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
-        # answers a single-file submission's extension builds (ExtensionCall) mid-request
-        self.on_extension: Callable[[ExtensionCall], ExtensionBuilt] | None = None
+        # answers a single-file submission's builds (BuildRequest) mid-request
+        self.on_extension: Callable[[BuildRequest], BuildAnswer] | None = None
         began = time.time()
         self.conn, child_end = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(
@@ -118,7 +119,7 @@ class CandidateProcess:
                     stopped = Exit("died", "closed the pipe mid-answer")
             if stopped is not None:
                 raise self._failure(stopped, step)
-            if not isinstance(msg, ExtensionCall):
+            if not isinstance(msg, BuildRequest):
                 break
             mark = time.perf_counter()
             answer = self._extension(msg, step)
@@ -135,14 +136,19 @@ class CandidateProcess:
             )
         return msg
 
-    def _extension(self, call: ExtensionCall, step: str) -> ExtensionBuilt:
-        """The answer to an extension build asked for mid-request; the handler raises
-        CandidateFailure to end the evaluation (a guard violation, a compile error)."""
+    def _extension(self, call: BuildRequest, step: str) -> BuildAnswer:
+        """The answer to a build asked for mid-request; the handler raises CandidateFailure to
+        end the evaluation (a guard violation, a compile error)."""
         if self.on_extension is None:
+            what = (
+                f"torch.utils.cpp_extension.{call.api}"
+                if isinstance(call, ExtensionCall)
+                else "Triton's compiler"
+            )
             raise CandidateFailure(
                 Status.INVALID,
-                f"{step}: calls torch.utils.cpp_extension.{call.api}, which only a single-file "
-                "submission may do; a workspace's kernels/ are built by the harness",
+                f"{step}: calls {what}, which only a single-file submission may do; a "
+                "workspace's kernels/ are built by the harness",
             )
         return self.on_extension(call)
 

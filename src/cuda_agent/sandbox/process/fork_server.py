@@ -21,6 +21,7 @@ PRELOAD = (
     "torch._inductor.config",
     "cuda_agent.sandbox.process.child",
     "cuda_agent.sandbox.process.isolated_call",
+    "cuda_agent.sandbox.single_file.triton_prime",  # Triton's tool answers (triton_prime.py)
 )
 
 

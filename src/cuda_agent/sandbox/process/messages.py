@@ -201,6 +201,45 @@ class ExtensionCall:
     with_cuda: bool | None
 
 
+@dataclass(frozen=True)
+class TritonLauncher:
+    """Sent by a Triton submission's process when Triton compiles one of its C modules (its
+    driver utilities, or a kernel's launcher, which Triton generates from the kernel's
+    signature): the module's name and C source, which the parent compiles with the host
+    compiler, since the candidate's process may start no process. Answered with
+    TritonLauncherBuilt."""
+
+    name: str
+    source: str
+
+
+@dataclass(frozen=True)
+class TritonLauncherBuilt:
+    so_path: str
+
+
+@dataclass(frozen=True)
+class TritonCubin:
+    """Sent by a Triton submission's process at the last stage of a kernel's compilation: the
+    PTX Triton generated and the ptxas flags it would pass; the parent runs ptxas and answers
+    with TritonCubinBuilt (the kernel's entry name, read from the PTX, is one of the
+    solution's own kernels from then on)."""
+
+    ptx: str
+    flags: tuple[str, ...]
+    arch: int  # the target's compute capability as Triton numbers it (90: sm_90)
+
+
+@dataclass(frozen=True)
+class TritonCubinBuilt:
+    cubin: bytes
+
+
+# what a single-file submission's process may ask of the parent in the middle of a request
+BuildRequest = ExtensionCall | TritonLauncher | TritonCubin
+BuildAnswer = ExtensionBuilt | TritonLauncherBuilt | TritonCubinBuilt
+
+
 class ErrorKind(StrEnum):
     """Whose fault a request's error is, as the child tells it apart."""
 
@@ -235,4 +274,4 @@ class ChildError:
     text: str
 
 
-Answer = Ready | Done | Loaded | Stored | Verified | Timed | ChildError | ExtensionCall
+Answer = Ready | Done | Loaded | Stored | Verified | Timed | ChildError | BuildRequest

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from cuda_agent.sandbox.outcome import Failure
 from cuda_agent.sandbox.process.confinement import apply_confinement
-from cuda_agent.sandbox.process.messages import ExtensionCall
+from cuda_agent.sandbox.process.messages import BuildRequest
 from cuda_agent.sandbox.process.watch import (
     Exit,
     forkserver_context,
@@ -77,7 +77,7 @@ def compile_in_child(
                 status = Status.TIMEOUT if msg.kind == "timeout" else Status.RUNTIME_ERROR
                 return Failure(status, f"importing the submission: the process {msg.detail}"
                                + _log_tail(workdir))  # fmt: skip
-            if isinstance(msg, ExtensionCall):
+            if isinstance(msg, BuildRequest):
                 try:
                     conn.send(builder(msg))
                 except ExtensionRefused as err:

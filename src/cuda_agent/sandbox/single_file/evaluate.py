@@ -1,6 +1,6 @@
 """The stages of one single-file evaluation, up to where they join the workspace's.
 
-Whether the file can be scored at all (empty, syntax, no entry point, Triton: `invalid`), the
+Whether the file can be scored at all (empty, syntax, no entry point: `invalid`), the
 static guard on its Python, then either the candidate's process on the GPU (the environment's
 own verify and profile, with this evaluation's ExtensionBuilder answering the builds) or, at the
 compile stage and on a machine without a GPU, the import and construction in a confined child on
@@ -9,6 +9,7 @@ the CPU (compile_stage.py).
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import time
@@ -27,6 +28,7 @@ from cuda_agent.sandbox.single_file.guard import file_findings, lazy_in_forward
 from cuda_agent.sandbox.single_file.submission import (
     ENTRY_POINT,
     SingleFileSolution,
+    is_triton,
     missing_entry,
     problem,
 )
@@ -62,6 +64,14 @@ def evaluate_single_file(
     why = missing_entry(solution)
     if why is not None:
         return to_verdict(head, Failure(Status.INVALID, why), False)
+    if is_triton(solution.source) and importlib.util.find_spec("triton") is None:
+        message = (
+            "a Triton submission: the static guard passed, but this machine has no triton "
+            "package (it comes with PyTorch's CUDA builds); Triton compiles the kernels when "
+            "forward first runs on a GPU"
+        )
+        status = Status.HARNESS_ERROR if has_gpu else Status.NO_GPU
+        return to_verdict(head, Failure(status, message), False)
     if solution.entry_point != ENTRY_POINT:
         head.notes.append(f"scored the file's class {solution.entry_point} as its entry point")
     builder = ExtensionBuilder(
@@ -73,7 +83,9 @@ def evaluate_single_file(
         if has_gpu and stage != Stage.COMPILE:
             verdict = run_on_gpu(builder)
             seconds = {**verdict.seconds, "build": builder.seconds}
-            return verdict.model_copy(update={"seconds": seconds})
+            triton = builder.triton_note()
+            notes = [*verdict.notes, triton] if triton else verdict.notes
+            return verdict.model_copy(update={"seconds": seconds, "notes": notes})
         return _compile_stage(task, solution, stage, head, config, builder, has_gpu)
     finally:
         builder.finish()
@@ -108,6 +120,10 @@ def _compile_stage(task, solution, stage, head, config, builder, has_gpu: bool) 
     parts = [builder.summary()]
     if result.stopped:
         parts.append(f"construction stopped where it called an extension ({result.stopped})")
+    if is_triton(solution.source):
+        parts.append(
+            "Triton compiles the file's kernels when forward first runs, on a GPU: not checked here"
+        )
     if lazy_in_forward(solution.source, solution.entry_point):
         parts.append(
             "forward builds an extension itself: that build happens when forward first runs, "

@@ -1,13 +1,16 @@
-"""The parent's answers to a single-file submission's extension builds, one evaluation's worth.
+"""The parent's answers to a single-file submission's builds, one evaluation's worth.
 
 Each ExtensionCall from the candidate's process is checked (types, the C++ guard, the flags),
-built by the harness (build.py) and answered with the module's path. A refusal or a compile
-error raises ExtensionRefused, which ends the evaluation with that verdict: the submission's
-process is never told, so it cannot catch the refusal and fall back to something else.
+built by the harness (build.py) and answered with the module's path; a Triton file's C modules
+and ptxas steps (TritonLauncher, TritonCubin) are built by triton_build.py. A refusal or a
+compile error raises ExtensionRefused, which ends the evaluation with that verdict: the
+submission's process is never told, so it cannot catch the refusal and fall back to something
+else.
 """
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -17,7 +20,16 @@ from cuda_agent.sandbox.guard.profile import DEFAULT_RULES, RulesProfile
 from cuda_agent.sandbox.guard.runtime import kernel_names
 from cuda_agent.sandbox.outcome import Failure
 from cuda_agent.sandbox.process.candidate import CandidateFailure
-from cuda_agent.sandbox.process.messages import ExtensionBuilt, ExtensionCall
+from cuda_agent.sandbox.process.messages import (
+    BuildAnswer,
+    BuildRequest,
+    ExtensionBuilt,
+    ExtensionCall,
+    TritonCubin,
+    TritonCubinBuilt,
+    TritonLauncher,
+    TritonLauncherBuilt,
+)
 from cuda_agent.sandbox.single_file.build import (
     MAX_CALLS,
     ExtensionBuild,
@@ -27,6 +39,13 @@ from cuda_agent.sandbox.single_file.build import (
 )
 from cuda_agent.sandbox.single_file.flags import Flags, call_flags
 from cuda_agent.sandbox.single_file.guard import call_findings
+from cuda_agent.sandbox.single_file.triton_build import (
+    TritonBuildError,
+    build_launcher,
+    entry_names,
+    run_ptxas,
+    triton_tools,
+)
 from cuda_agent.sandbox.verdict import Status, TorchOp
 
 
@@ -69,6 +88,8 @@ class ExtensionBuilder:
         self.reused: list[str] = []
         self.narrowed: list[str] = []
         self.built_ahead: list[str] = []
+        self.triton_kernels: list[str] = []  # entry names, in the order ptxas built them
+        self.triton_steps = [0, 0]  # Triton builds run now, and found in the cache
         self.seconds = 0.0
         self._ahead: dict[ExtensionCall, Future] = {}
         self._pool: ThreadPoolExecutor | None = None
@@ -96,7 +117,9 @@ class ExtensionBuilder:
             return None
         return build_call(sources, flags, self.toolchain, self.cache_dir, self.timeout_s)
 
-    def __call__(self, call: ExtensionCall) -> ExtensionBuilt:
+    def __call__(self, call: BuildRequest) -> BuildAnswer:
+        if isinstance(call, TritonLauncher | TritonCubin):
+            return self._triton(call)
         _check_types(call)
         if len(self.calls) >= MAX_CALLS:
             raise ExtensionRefused(
@@ -121,6 +144,34 @@ class ExtensionBuilder:
         self.kernels |= kernel_names({**sources.headers, **sources.cuda})
         path = str(result.so_path) if result.so_path is not None else None
         return ExtensionBuilt(so_path=path, module_name=result.module_name)
+
+    def _triton(self, call: TritonLauncher | TritonCubin) -> BuildAnswer:
+        """A Triton C module or ptxas step, checked and run by the harness (triton_build.py)."""
+        _check_triton_types(call)
+        tools = triton_tools()
+        if tools is None:
+            raise ExtensionRefused(
+                Failure(
+                    Status.HARNESS_ERROR, "Triton asked for a build, but the harness has no Triton"
+                )
+            )
+        start = time.perf_counter()
+        try:
+            if isinstance(call, TritonLauncher):
+                so, ran = build_launcher(call, tools, self.cache_dir, self.timeout_s)
+                answer: BuildAnswer = TritonLauncherBuilt(so_path=str(so))
+            else:
+                cubin, ran = run_ptxas(call, tools, self.cache_dir, self.timeout_s)
+                names = entry_names(call.ptx)
+                self.kernels |= names
+                self.triton_kernels += sorted(n for n in names if n not in self.triton_kernels)
+                answer = TritonCubinBuilt(cubin=cubin)
+        except TritonBuildError as err:
+            raise ExtensionRefused(err.failure) from None
+        finally:
+            self.seconds += time.perf_counter() - start
+        self.triton_steps[0 if ran else 1] += 1
+        return answer
 
     def _checked(self, call: ExtensionCall) -> tuple[str, Flags, Sources, tuple[TorchOp, ...]]:
         """(label, flags, sources, the torch ops the rules allowed) of a call the guard
@@ -152,10 +203,21 @@ class ExtensionBuilder:
             if self.built_ahead
             else ""
         )
+        triton = f"; {self.triton_note()}" if self.triton_kernels else ""
         return (
             f"built {len(self.calls)} extension(s) ({', '.join(self.calls) or 'none'}): compiled "
             f"{len(self.compiled)} file(s), reused {len(self.reused)} from cache "
-            f"in {self.seconds:.1f} s{narrowed}{ahead}"
+            f"in {self.seconds:.1f} s{narrowed}{ahead}{triton}"
+        )
+
+    def triton_note(self) -> str | None:
+        """What Triton compiled through the harness, or None where it compiled nothing."""
+        if not self.triton_kernels:
+            return None
+        run, cached = self.triton_steps
+        return (
+            f"Triton kernel(s) {', '.join(self.triton_kernels)} (ptxas and Triton's C modules "
+            f"by the harness: {run} run, {cached} from cache)"
         )
 
 
@@ -185,3 +247,18 @@ def _check_types(call: ExtensionCall) -> None:
         raise ExtensionRefused(Failure(Status.VIOLATION, "sent a malformed extension call"))
     if any("/" in name or name.startswith(".") for name, _ in call.files):
         raise ExtensionRefused(Failure(Status.INVALID, "an extension source file name has a path"))
+
+
+def _check_triton_types(call: TritonLauncher | TritonCubin) -> None:
+    """As _check_types, for a Triton request from the candidate's process."""
+    if isinstance(call, TritonLauncher):
+        ok = isinstance(call.name, str) and isinstance(call.source, str)
+    else:
+        ok = (
+            isinstance(call.ptx, str)
+            and isinstance(call.flags, tuple)
+            and all(isinstance(f, str) for f in call.flags)
+            and type(call.arch) is int
+        )
+    if not ok:
+        raise ExtensionRefused(Failure(Status.VIOLATION, "sent a malformed Triton build request"))

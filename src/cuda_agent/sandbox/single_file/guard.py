@@ -4,10 +4,16 @@ extension's C++/CUDA sources when its process asks for them to be built.
 The Python rules are the workspace's (static_py), in a dialect that lets the file build its
 extension (load_inline, load), write the sources it hands to `load` (its process may write only
 inside its own folder) and set environment variables; everything else the workspace refuses
-stays refused. The C++ rules are the workspace's too: wrapper functions may allocate and describe
-tensors and call cuBLAS/cuDNN, never compute with ATen, torch:: functions or tensor methods. A
-single-file extension defines its own module, so PYBIND11_MODULE and pybind11's own header are
-allowed there.
+stays refused. A Triton file's @triton.jit functions are its kernels: their bodies are device
+code, read for the integrity rules only, and launching one (`kernel[grid](...)`) is using the
+extension. Of Triton it may use the kernel language (triton.language, libdevice) and what
+defines, tunes and launches a kernel (jit, autotune, heuristics, Config, cdiv,
+next_power_of_2); the rest of triton (knobs, runtime, compiler, backends, testing, tools,
+set_allocator) reaches the compiler, runtime and driver the harness controls, and is refused.
+The C++ rules are the workspace's too: wrapper functions may allocate and describe tensors and
+call cuBLAS/cuDNN, never compute with ATen, torch:: functions or tensor methods. A single-file
+extension defines its own module, so PYBIND11_MODULE and pybind11's own header are allowed
+there.
 """
 
 from __future__ import annotations
@@ -22,11 +28,17 @@ from cuda_agent.sandbox.guard.rules import ALLOWED_IMPORTS, ALLOWED_INCLUDES
 from cuda_agent.sandbox.guard.static_cpp import cpp_findings
 from cuda_agent.sandbox.guard.static_py import PythonDialect, python_findings
 from cuda_agent.sandbox.process.messages import ExtensionCall
+from cuda_agent.sandbox.single_file.triton_source import is_triton, triton_kernel_names
 
 BUILDERS = frozenset({"torch.utils.cpp_extension.load_inline", "torch.utils.cpp_extension.load"})
 IMPORTS = ALLOWED_IMPORTS | frozenset(
     "torch.utils torch.utils.cpp_extension os os.path tempfile pathlib textwrap hashlib "
-    "warnings".split()
+    "warnings triton triton.language triton.language.extra triton.language.extra.libdevice "
+    "triton.language.extra.cuda triton.language.extra.cuda.libdevice".split()
+)
+# what defines, tunes and launches a kernel; triton.language (the kernel language) is allowed whole
+TRITON_NAMES = frozenset(
+    f"triton.{n}" for n in "jit autotune Config heuristics cdiv next_power_of_2".split()
 )
 _OS_ALLOWED = frozenset(
     "path environ getenv getpid makedirs mkdir getcwd listdir remove unlink sep fspath "
@@ -38,17 +50,45 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 def _refuse(q: str) -> tuple[str, str] | None:
-    """os names other than paths, folders and the environment: processes, signals, exits."""
+    """os names other than paths, folders and the environment: processes, signals, exits; and
+    triton names beyond its kernel language and what defines, tunes and launches a kernel."""
     parts = q.split(".")
     if parts[0] == "os" and len(parts) > 1 and parts[1] not in _OS_ALLOWED:
         return (
             "process, signal or interpreter access",
             "a submission only writes its sources and builds its extension",
         )
+    if parts[0] == "triton" and q not in TRITON_NAMES and not _kernel_language(parts):
+        return (
+            "Triton's compiler, runtime and driver internals, which the harness controls",
+            "use only triton.language and triton.jit, autotune, heuristics, Config, cdiv and "
+            "next_power_of_2",
+        )
     return None
 
 
-def dialect(entry_point: str) -> PythonDialect:
+def _kernel_language(parts: list[str]) -> bool:
+    """A public name of triton.language: its modules import Triton's internals too (such as
+    `triton.language.core.knobs`), which stay out of reach through them."""
+    internal = {"knobs", "runtime", "compiler", "backends", "testing", "tools"}
+    return parts[:2] == ["triton", "language"] and not any(
+        p.startswith("_") or p in internal for p in parts[2:]
+    )
+
+
+def dialect(
+    entry_point: str, kernels: frozenset[str] = frozenset(), triton: bool = False
+) -> PythonDialect:
+    """The single-file rules for a file entered at `entry_point` whose @triton.jit functions are
+    `kernels`; a Triton file (`triton`) is told that it launches no kernel, not that it builds no
+    extension."""
+    no_extension = (
+        f"{entry_point} launches no Triton kernel (a @triton.jit function called as "
+        "kernel[grid](...)); the work must run in your kernels"
+        if triton
+        else f"{entry_point} never builds a CUDA extension (torch.utils.cpp_extension."
+        "load_inline or load); the work must run in your kernels"
+    )
     return PythonDialect(
         entry_point=entry_point,
         allowed_names=BUILDERS | {"torch.utils.cpp_extension"},
@@ -56,11 +96,9 @@ def dialect(entry_point: str) -> PythonDialect:
         extension_builders=BUILDERS,
         refuse=_refuse,
         assignable=frozenset({"os.environ"}),
+        kernels=kernels,
         messages={
-            "no_extension": (
-                f"{entry_point} never builds a CUDA extension (torch.utils.cpp_extension."
-                "load_inline or load); the work must run in your kernels"
-            ),
+            "no_extension": no_extension,
             "model": "references Model (the reference program); "
             f"{entry_point} must compute with your kernels",
             "define_model": f"defines a class named Model (the reference's name); name yours "
@@ -76,7 +114,8 @@ def check_file(path: str, text: str, entry_point: str) -> list[str]:
 
 def file_findings(path: str, text: str, entry_point: str) -> list[Finding]:
     """Every finding in the submission's Python, each with its rule's family."""
-    return python_findings(path, text, IMPORTS, dialect(entry_point))
+    rules = dialect(entry_point, triton_kernel_names(text), is_triton(text))
+    return python_findings(path, text, IMPORTS, rules)
 
 
 def check_call(call: ExtensionCall) -> list[str]:

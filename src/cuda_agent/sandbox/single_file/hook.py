@@ -19,7 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from cuda_agent.sandbox.process.messages import ExtensionBuilt, ExtensionCall
+from cuda_agent.sandbox.process.messages import (
+    BuildAnswer,
+    BuildRequest,
+    ExtensionBuilt,
+    ExtensionCall,
+)
 
 _HEADER_SUFFIXES = (".h", ".cuh", ".hpp", ".inl")
 _CUDA_SUFFIXES = (".cu", ".cuh")
@@ -48,7 +53,7 @@ class UnlinkedExtension(ModuleType):
         return not_linked
 
 
-def install(ask: Callable[[ExtensionCall], ExtensionBuilt]) -> None:
+def install(ask: Callable[[BuildRequest], BuildAnswer]) -> None:
     """Replace load_inline and load (in torch.utils.cpp_extension, whichever way the submission
     imports them); `ask` sends a call to the parent and returns its answer."""
     from torch.utils import cpp_extension
@@ -58,7 +63,10 @@ def install(ask: Callable[[ExtensionCall], ExtensionBuilt]) -> None:
     def answer(call: ExtensionCall) -> ModuleType:
         key = hashlib.sha256(repr(call).encode()).hexdigest()
         if key not in memo:
-            memo[key] = _import(ask(call))
+            built = ask(call)
+            if not isinstance(built, ExtensionBuilt):
+                raise RuntimeError(f"the harness answered an extension call with {type(built)}")
+            memo[key] = _import(built)
         return memo[key]
 
     inline_sig = inspect.signature(cpp_extension.load_inline)

@@ -2,7 +2,8 @@
 
 One Python file defines the entry point class (ModelNew unless told otherwise; a file that
 defines `Model` and no `ModelNew`, as newer KernelBench files do, is entered at `Model`) and
-builds its CUDA through torch.utils.cpp_extension.load_inline (or load, on files it writes). It
+builds its CUDA through torch.utils.cpp_extension.load_inline (or load, on files it writes), or
+writes Triton kernels (@triton.jit functions it launches as kernel[grid](...)), or both. It
 is given as FILE.py, or as a folder holding model_new.py and no kernels/ whose model_new.py does
 not import the workspace's cuda_extension. It travels as a Solution whose one file is
 model_new.py, so that everything that stores, hashes or ships solutions takes it unchanged.
@@ -15,6 +16,8 @@ import hashlib
 import re
 from pathlib import Path
 
+# is_triton is re-exported: callers that read a submission ask it here
+from cuda_agent.sandbox.single_file.triton_source import is_triton as is_triton
 from cuda_agent.sandbox.workspace import (
     ENTRY,
     KERNELS,
@@ -27,12 +30,12 @@ from cuda_agent.sandbox.workspace import read_solution as read_workspace
 
 ENTRY_POINT = "ModelNew"
 REFERENCE_NAME = "Model"  # the reference's class; the entry point of files that define no ModelNew
-_TRITON = re.compile(r"^\s*(import\s+triton|from\s+triton\b)|@triton\.jit", re.MULTILINE)
 _WORKSPACE_IMPORT = re.compile(r"^\s*(import\s+cuda_extension|from\s+cuda_extension\s)", re.M)
 
 
 class SingleFileSolution(Solution):
-    """A Solution whose only file is model_new.py, built by its own load_inline calls."""
+    """A Solution whose only file is model_new.py, built by its own load_inline calls or
+    compiled by Triton from its own @triton.jit kernels."""
 
     entry_point: str = ENTRY_POINT
     format: str = "kernelbench"  # KernelBench's own mode (module_mode.FORMAT_MODES) by default
@@ -87,12 +90,8 @@ def read_submission(path: str | Path, entry_point: str | None = None) -> Solutio
     return read_workspace(path)
 
 
-def is_triton(text: str) -> bool:
-    return bool(_TRITON.search(text))
-
-
 def problem(solution: SingleFileSolution) -> str | None:
-    """Why the file cannot be scored at all (empty, does not parse, Triton), or None."""
+    """Why the file cannot be scored at all (empty, does not parse), or None."""
     text, entry = solution.source, solution.entry_point
     if not text.strip():
         return "the submission file is empty; it must define class " + entry
@@ -100,11 +99,6 @@ def problem(solution: SingleFileSolution) -> str | None:
         ast.parse(text)
     except SyntaxError as err:
         return f"the submission does not parse: line {err.lineno}: {err.msg}"
-    if is_triton(text):
-        return (
-            "a Triton submission: not scored (CUDA only); build the kernels with "
-            "torch.utils.cpp_extension.load_inline"
-        )
     return None
 
 
