@@ -6,6 +6,7 @@ profile as CUDA files' do."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,10 @@ def test_an_honest_triton_file_is_correct_and_timed(cache, task, solution, kerne
     assert any(f"Triton kernel(s) {kernel}" in n for n in verdict.notes), verdict.notes
     again = _evaluate(cache, task, solution, Stage.VERIFY)
     assert again.status == Status.OK, again.summary()
-    assert any("0 run" in n for n in again.notes if "Triton kernel(s)" in n), again.notes
+    # Triton's C modules come from the harness's cache; each kernel's PTX names the file's own
+    # folder in its line info, so ptxas runs again for a new evaluation
+    (note,) = [n for n in again.notes if "Triton kernel(s)" in n]
+    assert int(re.search(r"(\d+) from cache", note).group(1)) >= 2, note
 
 
 def test_a_partial_triton_kernel_follows_the_rules_profile(cache):
