@@ -5,8 +5,8 @@
 #
 #   bash scripts/gpu_suite.sh [tests|bench|synth|kernelbench|all|rl] [pytest args; default: tests]
 #
-#   tests        every gpu-marked test, GPU_WORKERS (default: the cores less four, 2 to 12, at
-#                most one per 24 GiB of GPU memory) pytest workers sharing the GPU
+#   tests        every gpu-marked test, GPU_WORKERS (default: the cores less four, 2 to 12)
+#                pytest workers sharing the GPU, those marked large_gpu_memory on one of them
 #                (timed sections never overlap: docs/verdict.md, GPU lock)
 #   bench        env_round (ours vs a CUDA-Agent-style loop), stored-solution runs over the
 #                honest fixtures with their reports, service throughput (BENCH_STEPS picks:
@@ -74,14 +74,10 @@ status=0
 if [ "$what" = tests ] || [ "$what" = all ]; then
   [ $# -gt 0 ] || set -- tests
   parallel=()
-  # the cores less four, 2 to 12, and no more than one per 24 GiB of GPU memory: a test's
-  # process holds up to about 24 GiB (a large KernelBench task's inputs, outputs and fills),
-  # and twelve on one 80 GB card ran out of GPU memory in the harness
-  gib=$(( $(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1) / 1024 ))
   workers=$(( $(nproc) - 4 ))
-  workers=$(( workers > gib / 24 ? gib / 24 : workers ))
   workers=$(( workers < 2 ? 2 : workers > 12 ? 12 : workers ))
-  python3 -c "import xdist" 2>/dev/null && parallel=(-n "${GPU_WORKERS:-$workers}")
+  # tests marked large_gpu_memory (tens of GiB each) share one worker, so one runs at a time
+  python3 -c "import xdist" 2>/dev/null && parallel=(-n "${GPU_WORKERS:-$workers}" --dist loadgroup)
   python3 -m pytest -m gpu -p no:cacheprovider -q -rfE --log-level=WARNING "${parallel[@]}" \
     --junitxml "$OUT/junit.xml" "$@" 2>&1 | tee "$OUT/pytest.log" || status=1
   # one JSON line per test: outcome and seconds, with the GPU, date, commit and tree

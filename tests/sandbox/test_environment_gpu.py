@@ -73,6 +73,7 @@ def test_wrong_kernel_is_a_mismatch(env, tmp_path):
     assert "values outside" in verdict.message
 
 
+@pytest.mark.large_gpu_memory
 def test_degenerate_relu_inputs_are_redrawn(env):
     [relu] = load_tasks(kernelbench_or_skip(), levels={1}, problem_ids={19})
     audit = env.audit(relu)

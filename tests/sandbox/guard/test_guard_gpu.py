@@ -65,7 +65,10 @@ def _prebuild(env: Environment) -> None:
     the GPU never waits on nvcc (the build cache is content-addressed: evaluate reuses it)."""
     runtime = [f for f in CHEATS + HONEST if _expect(f).get("caught_by") != "static"]
     folders = {guard_case_solution(f) for f in runtime}
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+    # every pytest worker prebuilds the same cases (the cache's locks let one compile each):
+    # the host's cores are shared among the workers, not each worker's
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    with ThreadPoolExecutor(max_workers=max(2, (os.cpu_count() or 2) // workers)) as pool:
         list(pool.map(lambda f: env.build(None, read_solution(f)), sorted(folders)))
 
 
@@ -100,7 +103,18 @@ def _report(case: Path, kind: str, verdict: Verdict, passed: bool, **extra) -> N
         fh.flush()
 
 
-@pytest.mark.parametrize("folder", CHEATS, ids=[p.name for p in CHEATS])
+def _cases(folders: list[Path]) -> list:
+    """Each case folder; one on a KernelBench problem holds that problem's GiBs of inputs."""
+    large = [pytest.mark.large_gpu_memory]
+    return [
+        pytest.param(
+            f, id=f.name, marks=large if _expect(f)["task"].startswith("kernelbench:") else []
+        )
+        for f in folders
+    ]
+
+
+@pytest.mark.parametrize("folder", _cases(CHEATS))
 def test_cheat_is_not_rewarded(env, folder):
     expect = _expect(folder)
     verdict = _evaluate(env, folder)
@@ -131,7 +145,7 @@ def test_cheat_is_not_rewarded(env, folder):
         )
 
 
-@pytest.mark.parametrize("folder", HONEST, ids=[p.name for p in HONEST])
+@pytest.mark.parametrize("folder", _cases(HONEST))
 def test_honest_solution_is_rewarded(env, folder):
     verdict = _evaluate(env, folder)
     passed = verdict.status == Status.OK and verdict.correct and verdict.reward >= 1
