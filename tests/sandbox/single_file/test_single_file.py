@@ -5,6 +5,7 @@ the rule it breaks, and bad files end with a clear verdict in bounded time."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from dataclasses import replace
@@ -160,6 +161,17 @@ def test_bad_file_gets_a_clear_verdict(env, task, name, text, status, says):
     verdict = _verdict(env, task, text)
     assert verdict.status == status, verdict.summary()
     assert says in verdict.message + " ".join(verdict.violations), verdict.summary()
+
+
+def test_an_honest_triton_file_without_triton_installed_says_what_ran(env):
+    if importlib.util.find_spec("triton") is not None:
+        pytest.skip("Triton is installed here: the file is imported as usual")
+    add = load_task(HERE.parent / "tasks" / "elementwise_add.py")
+    text = (HERE.parents[1] / "fixtures" / "triton" / "honest_add.py").read_text()
+    verdict = env.evaluate(add, single_file_solution(text), Stage.VERIFY)
+    expected = Status.HARNESS_ERROR if torch.cuda.is_available() else Status.NO_GPU
+    assert verdict.status == expected and verdict.violations == [], verdict.summary()
+    assert "the static guard passed" in verdict.message and "no triton" in verdict.message
 
 
 def test_a_hang_at_import_times_out_and_the_next_evaluation_is_unaffected(env, task):
