@@ -6,9 +6,10 @@ sources never built before (cold: the precompiled torch headers and the task's a
 baselines are cached first, as on any machine that has evaluated something for the task: they
 are the task's cost, not the submission's), then again (warm: its build cached); and
 KernelBench's `eval_kernel_against_ref` with its batch settings (5 correctness trials, 100
-timed), in a fresh process with a fresh build folder, from a KernelBench checkout given with
---kernelbench (used for the measurement only; its package is entered past its __init__, which
-imports the LLM clients its generation scripts use). Wall seconds of the whole process, verdicts
+timed; `backend="triton"` for a Triton file, as its scripts pass it), in a fresh process with a
+fresh build folder, from a KernelBench checkout given with --kernelbench (used for the
+measurement only; its package is entered past its __init__, which imports the LLM clients its
+generation scripts use). Wall seconds of the whole process, verdicts
 and what each harness reported are written as one JSON line per file and harness, and a line
 per file with the ratio of our cold process time to KernelBench's. A warm verdict is also timed
 inside a running Environment (bench, the service and an agent's rounds evaluate so), where the
@@ -34,11 +35,17 @@ from pathlib import Path
 from _kernelbench_entry import kernelbench_src
 from _run_facts import run_facts
 
+from cuda_agent.sandbox.single_file.triton_source import is_triton
+
 REPO = Path(__file__).parent.parent
 HONEST = REPO / "tests" / "sandbox" / "single_file" / "honest"
-CASES = (  # (task, submission): KernelBench's example shape, and the plainest of our forms
+CASES = (  # (task, submission): KernelBench's example shape, the plainest of our forms, Triton
     ("tests/sandbox/tasks/elementwise_add.py", HONEST / "kernelbench_example" / "model_new.py"),
     ("tests/sandbox/tasks/scale_gelu.py", HONEST / "strings" / "model_new.py"),
+    (
+        "tests/sandbox/tasks/elementwise_add.py",
+        REPO / "tests" / "fixtures" / "triton" / "honest_add.py",
+    ),
 )
 # Run in a fresh interpreter: KernelBench's harness as its batch scripts call it.
 _KERNELBENCH_DRIVER = """
@@ -50,7 +57,8 @@ from kernelbench.eval import eval_kernel_against_ref
 ref, sub, build = (open(sys.argv[2]).read(), open(sys.argv[3]).read(), sys.argv[4])
 start = time.perf_counter()
 result = eval_kernel_against_ref(ref, sub, num_correct_trials=5, num_perf_trials=100,
-                                 measure_performance=True, build_dir=build, verbose=False)
+                                 measure_performance=True, build_dir=build, verbose=False,
+                                 backend=sys.argv[5])
 seconds = time.perf_counter() - start
 print(json.dumps({"seconds": seconds, "compiled": bool(result and result.compiled),
                   "correct": bool(result and result.correctness),
@@ -136,7 +144,7 @@ def _in_environment(task: Path, submission: Path, cache: Path) -> dict:
 def _theirs(kernelbench_src: Path, task: Path, submission: Path) -> dict:
     with tempfile.TemporaryDirectory(prefix="kernelbench-build-") as build:
         cmd = [sys.executable, "-c", _KERNELBENCH_DRIVER, str(kernelbench_src), str(task)]
-        cmd += [str(submission), build]
+        cmd += [str(submission), build, "triton" if is_triton(submission.read_text()) else "cuda"]
         start = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
         seconds = time.perf_counter() - start
