@@ -36,6 +36,7 @@ from cuda_agent.rl import (
     STAGES,
     RFTRules,
     TrainInputs,
+    check_engine,
     check_gpu,
     check_model,
     check_rl_extra,
@@ -234,6 +235,7 @@ def _sample(inputs: TrainInputs, base_url: str | None, dry_run: bool) -> None:
     if dry_run:
         return
     if launch:
+        check_engine(server)
         check_gpu("sample (serving the policy)")
     process = _start_server(server, out) if launch else None
     try:

@@ -29,6 +29,7 @@ from cuda_agent.rl.rft import (
     trajectory_files,
 )
 from cuda_agent.rl.sampling import (
+    check_engine,
     load_sample_config,
     plan_episodes,
     sample_episodes,
@@ -109,6 +110,7 @@ __all__ = [
     "check_gpu",
     "check_model",
     "check_rl_extra",
+    "check_engine",
     "load_sample_config",
     "plan_episodes",
     "sample_episodes",

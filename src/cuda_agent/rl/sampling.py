@@ -1,4 +1,5 @@
-"""Stage 2: sample agent episodes from the stage-1 policy, served by vLLM or SGLang.
+"""Stage 2: sample agent episodes from the stage-1 policy, served by vLLM, SGLang or, on one GPU,
+plain transformers (`engine: hf`, cuda_agent.rl.hf_server).
 
 The episodes are the agent's own (`cuda_agent.agent.run_episode`, native tool calls through the
 server's tool parser), so RFT imitates exactly what the agent does at evaluation time. Each
@@ -8,7 +9,10 @@ episode writes its trajectory to `OUT/trajectories/TASK/NNN.jsonl` as it goes, a
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -33,7 +37,7 @@ from cuda_agent.errors import UserError
 from cuda_agent.rl.evaluators import EvaluatorSpec, open_evaluator
 from cuda_agent.task import Task
 
-TOOL_PARSERS = {"vllm": "hermes", "sglang": "qwen25"}
+TOOL_PARSERS = {"vllm": "hermes", "sglang": "qwen25", "hf": "hermes"}
 
 
 class _Frozen(BaseModel):
@@ -41,7 +45,7 @@ class _Frozen(BaseModel):
 
 
 class ServerSettings(_Frozen):
-    engine: Literal["vllm", "sglang"] = "vllm"
+    engine: Literal["vllm", "sglang", "hf"] = "vllm"  # hf: cuda_agent.rl.hf_server, one GPU
     model: str | None = None  # HF folder of the stage-1 policy; --model fills it
     served_name: str = "policy"
     host: str = "127.0.0.1"
@@ -87,6 +91,21 @@ def load_sample_config(path: str | Path) -> SampleConfig:
         raise UserError(f"{path}: {_first(err)}") from None
 
 
+def check_engine(server: ServerSettings) -> None:
+    """One line where the engine that would serve the policy is not installed here."""
+    missing = (
+        server.engine == "vllm" and shutil.which("vllm") is None,
+        server.engine == "sglang" and importlib.util.find_spec("sglang") is None,
+    )
+    if any(missing):
+        what = "no vllm command on PATH" if missing[0] else "no sglang module"
+        raise UserError(
+            f"{server.engine} is not installed here ({what}): install it, serve the policy "
+            "yourself and pass --base-url, or set server.engine: hf (plain transformers on one "
+            "GPU, as configs/sample_1gpu.yaml does)"
+        )
+
+
 def server_command(server: ServerSettings) -> list[str]:
     """The command that serves the policy with tool calling on (OpenAI-compatible API)."""
     if server.model is None:
@@ -94,7 +113,16 @@ def server_command(server: ServerSettings) -> list[str]:
             "no policy to serve: give --model (an HF folder, e.g. the merged stage-1 actor)"
         )
     parser = server.tool_call_parser or TOOL_PARSERS[server.engine]
-    if server.engine == "vllm":
+    if server.engine == "hf":
+        if parser != "hermes":
+            raise UserError(f"engine hf reads hermes tool calls only, not {parser!r}")
+        command = [
+            sys.executable, "-m", "cuda_agent.rl.hf_server", "--model", server.model,
+            "--served-model-name", server.served_name,
+            "--host", server.host, "--port", str(server.port),
+            "--max-model-len", str(server.max_model_len),
+        ]  # fmt: skip
+    elif server.engine == "vllm":
         command = [
             "vllm", "serve", server.model,
             "--served-model-name", server.served_name,
