@@ -9,12 +9,15 @@ Importing this module asks them; where Triton is not installed it does nothing.
 
 from __future__ import annotations
 
+import subprocess
+
 # the compute capabilities Triton's NVIDIA backend targets (ptxas-blackwell from 100 on)
 ARCHS = (75, 80, 86, 87, 89, 90, 100, 101, 103, 110, 120, 121)
 
 
 def prime() -> bool:
-    """Ask Triton what it asks of processes; whether Triton is installed and answered."""
+    """Ask Triton what it asks of processes; whether Triton is installed and found libcuda and
+    a ptxas (an architecture whose ptxas is missing stays unanswered, as it would fail anyway)."""
     try:
         from triton.backends.nvidia.compiler import get_ptxas_version
         from triton.backends.nvidia.driver import libcuda_dirs
@@ -22,11 +25,16 @@ def prime() -> bool:
         return False
     try:
         libcuda_dirs()
-        for arch in ARCHS:
-            get_ptxas_version(arch)
-    except (OSError, RuntimeError, AssertionError):  # no GPU driver or no ptxas here
+    except (OSError, RuntimeError, AssertionError):  # no GPU driver here
         return False
-    return True
+    answered = False
+    for arch in ARCHS:
+        try:
+            get_ptxas_version(arch)
+            answered = True
+        except (OSError, RuntimeError, subprocess.SubprocessError):
+            pass
+    return answered
 
 
 PRIMED = prime()
