@@ -118,8 +118,11 @@ def build_call(
     host = [*tc.host_flags(), *flags.host]
     units = [(n, t, [tc.nvcc, *nvcc]) for n, t in sources.cuda.items()]
     units += [(n, t, [tc.cxx, *host]) for n, t in sources.cpp.items()]
-    keys = [_key("single-file-object-v1", tc.key(), n, t, headers, *cmd) for n, t, cmd in units]
-    link_key = _key("single-file-link-v1", tc.key(), init or "", *keys, *flags.libraries)[:16]
+    keys = [
+        content_key("single-file-object-v1", tc.key(), n, t, headers, *cmd) for n, t, cmd in units
+    ]
+    link_parts = ("single-file-link-v1", tc.key(), init or "", *keys, *flags.libraries)
+    link_key = content_key(*link_parts)[:16]
     module_name = f"cuda_extension_{link_key}"
     if init is None:
         message = (
@@ -189,7 +192,7 @@ class _Work:
             return _Unit(obj, reused=True)
         binding = cmd[0] == self.tc.cxx
         if eligible(text, self.headers, binding):
-            narrow_obj = _object(self.cache, _key("narrow", VERSION, key), "-narrow")
+            narrow_obj = _object(self.cache, content_key("narrow", VERSION, key), "-narrow")
             failed = narrow_obj.with_suffix(".failed")
             if narrow_obj.exists():
                 return _Unit(narrow_obj, reused=True, narrow=True)
@@ -274,7 +277,8 @@ def _object(cache: Path, key: str, tag: str = "") -> Path:
     return cache / "objects" / key[:2] / f"{key}{tag}.o"
 
 
-def _key(*parts: str) -> str:
+def content_key(*parts: str) -> str:
+    """A cache key of `parts` (each kept apart from the next, so no two lists share one)."""
     digest = hashlib.sha256()
     for part in parts:
         digest.update(part.encode() + b"\0\1")

@@ -89,7 +89,8 @@ class ExtensionBuilder:
         self.narrowed: list[str] = []
         self.built_ahead: list[str] = []
         self.triton_kernels: list[str] = []  # entry names, in the order ptxas built them
-        self.triton_steps = [0, 0]  # Triton builds run now, and found in the cache
+        self.triton_run = 0  # Triton builds run for this evaluation
+        self.triton_cached = 0  # and found in the cache
         self.seconds = 0.0
         self._ahead: dict[ExtensionCall, Future] = {}
         self._pool: ThreadPoolExecutor | None = None
@@ -170,7 +171,10 @@ class ExtensionBuilder:
             raise ExtensionRefused(err.failure) from None
         finally:
             self.seconds += time.perf_counter() - start
-        self.triton_steps[0 if ran else 1] += 1
+        if ran:
+            self.triton_run += 1
+        else:
+            self.triton_cached += 1
         return answer
 
     def _checked(self, call: ExtensionCall) -> tuple[str, Flags, Sources, tuple[TorchOp, ...]]:
@@ -214,10 +218,9 @@ class ExtensionBuilder:
         """What Triton compiled through the harness, or None where it compiled nothing."""
         if not self.triton_kernels:
             return None
-        run, cached = self.triton_steps
         return (
             f"Triton kernel(s) {', '.join(self.triton_kernels)} (ptxas and Triton's C modules "
-            f"by the harness: {run} run, {cached} from cache)"
+            f"by the harness: {self.triton_run} run, {self.triton_cached} from cache)"
         )
 
 

@@ -12,7 +12,6 @@ ptxas takes only the flags Triton itself passes. Results are cached by content.
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 import shutil
 import sysconfig
@@ -25,6 +24,7 @@ from cuda_agent.sandbox.build.compiler import locked, run_compiler
 from cuda_agent.sandbox.build.compiler_output import trim_compiler_output
 from cuda_agent.sandbox.outcome import Failure
 from cuda_agent.sandbox.process.messages import TritonCubin, TritonLauncher
+from cuda_agent.sandbox.single_file.build import content_key
 from cuda_agent.sandbox.verdict import Status
 
 DRIVER_MODULE = "cuda_utils"  # Triton's driver utilities, compiled from its driver.c
@@ -107,7 +107,7 @@ def build_launcher(
     if len(request.source.encode()) > MAX_SOURCE_BYTES:
         raise TritonBuildError(Failure(Status.INVALID, "a Triton C module over 1 MiB"))
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    key = _key("triton-launcher-v1", tools.version, tools.cc, request.name, request.source)
+    key = content_key("triton-launcher-v1", tools.version, tools.cc, request.name, request.source)
     so = cache / "triton" / "modules" / key / f"{request.name}{suffix}"
     so.parent.mkdir(parents=True, exist_ok=True)
     with locked(so.parent / ".lock"):
@@ -146,7 +146,7 @@ def run_ptxas(
             )
         )
     ptxas, version = tools.ptxas(request.arch)
-    key = _key("triton-cubin-v1", version, request.ptx, *request.flags)
+    key = content_key("triton-cubin-v1", version, request.ptx, *request.flags)
     cubin = cache / "triton" / "cubins" / key[:2] / f"{key}.cubin"
     if cubin.exists():
         return cubin.read_bytes(), False
@@ -168,10 +168,3 @@ def run_ptxas(
 def entry_names(ptx: str) -> set[str]:
     """The kernels a PTX module defines (Triton names each after its @triton.jit function)."""
     return set(_ENTRY.findall(ptx))
-
-
-def _key(*parts: str) -> str:
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(part.encode() + b"\0\1")
-    return digest.hexdigest()[:32]
