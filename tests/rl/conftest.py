@@ -1,4 +1,4 @@
-"""Fixtures of the RL tests: the tiny model, shared by every test of the session."""
+"""Fixtures of the RL tests: the tiny models, shared by every test of the session."""
 
 from __future__ import annotations
 
@@ -10,6 +10,12 @@ from tests.rl.tiny_model import make_tiny_model
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory):
     return make_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+@pytest.fixture(scope="session")
+def teachable_model(tmp_path_factory):
+    """Big enough to learn the teaching episodes of a few tasks by heart (pre_rft_1gpu)."""
+    return make_tiny_model(tmp_path_factory.mktemp("teachable-model"), hidden=256, layers=4)
 
 
 @pytest.fixture(scope="session")

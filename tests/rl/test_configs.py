@@ -14,6 +14,8 @@ from cuda_agent.rl.verl_config import compose_stage, unknown_keys, validate_stag
 STAGE_FILES = [
     "warmup",
     "warmup_small",
+    "pre_rft",
+    "pre_rft_small",
     "rft",
     "rft_small",
     "value",
@@ -21,6 +23,7 @@ STAGE_FILES = [
     "ppo",
     "ppo_small",
     "warmup_1gpu",
+    "pre_rft_1gpu",
     "rft_1gpu",
     "value_1gpu",
     "ppo_1gpu",
@@ -28,7 +31,7 @@ STAGE_FILES = [
 
 
 def model_overrides(name: str, model) -> list[str]:
-    if name.startswith("rft"):
+    if name.startswith(("rft", "pre_rft")):
         return [f"model.path={model}"]
     return [f"actor_rollout_ref.model.path={model}", f"critic.model.path={model}"]
 
@@ -109,7 +112,17 @@ def test_one_gpu_stages_keep_the_paper_algorithm_on_the_hf_rollout():
         assert cfg.actor_rollout_ref.rollout.name == "hf"
         assert (cfg.trainer.nnodes, cfg.trainer.n_gpus_per_node) == (1, 1)
     assert composed("ppo_1gpu").trainer.total_training_steps == 2
+    # a taught policy's whole episode fits the responses that PPO samples and value replays
+    assert composed("ppo_1gpu").data.max_response_length >= 8192
+    assert composed("value_1gpu").data.max_response_length >= 8192
     assert composed("value_1gpu").trainer.critic_warmup > 1000
     assert composed("warmup_1gpu").actor_rollout_ref.rollout.agent.default_agent_loop == (
         "single_turn_agent"
     )
+
+
+def test_the_teaching_rft_is_the_rft_stage_over_many_passes():
+    taught, rft = composed("pre_rft_1gpu"), composed("rft_1gpu")
+    assert taught.trainer.total_epochs * 3 >= 900 and taught.trainer.save_freq == -1
+    assert taught.data.custom_cls.name == rft.data.custom_cls.name
+    assert taught.data.max_length >= 16384

@@ -12,7 +12,13 @@ from pathlib import Path
 import pytest
 
 from cuda_agent.errors import UserError
-from cuda_agent.rl.pipeline import checkpoint_dir, merge_command, plan, train_command
+from cuda_agent.rl.pipeline import (
+    checkpoint_dir,
+    episode_summary,
+    merge_command,
+    plan,
+    train_command,
+)
 from tests.rl.extras import VERL_MISSING
 from tests.rl.trajectories import Call, Turn, write_trajectory
 
@@ -55,6 +61,44 @@ def test_each_stage_starts_from_the_previous_stages_merged_model(tmp_path):
     assert "--is-value-model" not in merges["ppo"]
 
 
+def test_teaching_and_sampling_come_before_the_stages_that_train_on_their_episodes(tmp_path):
+    run, models = tmp_path / "run", tmp_path / "run" / "models"
+    p = plan(run, "base", tasks="builtin", solutions=tmp_path / "solutions")
+    commands = {s.name: train_command(p, s) for s in p.stages}
+    assert list(commands) == ["teach", "pre_rft", "warmup", "sample", "rft", "value", "ppo"]
+
+    def option(command, name):
+        return command[command.index(name) + 1] if name in command else None
+
+    assert option(commands["teach"], "--solutions") == str(tmp_path / "solutions")
+    assert option(commands["teach"], "--model") is None
+    assert option(commands["teach"], "--config") == "sample_1gpu"
+    assert option(commands["pre_rft"], "--model") == "base"
+    assert option(commands["pre_rft"], "--config") == "pre_rft_1gpu"
+    assert option(commands["warmup"], "--model") == str(models / "taught_actor")
+    assert option(commands["sample"], "--model") == str(models / "warmup_actor")
+    assert option(commands["sample"], "--tasks") == "builtin"
+    assert option(commands["rft"], "--model") == str(models / "warmup_actor")
+    assert all(option(commands[s], "--trajectories") is None for s in ("pre_rft", "rft", "value"))
+    assert not any(
+        part.startswith("+ray_kwargs") for s in ("teach", "sample") for part in commands[s]
+    )
+    assert [s.name for s in p.stages if s.merged is None] == ["teach", "sample"]
+    assert "--is-value-model" not in merge_command(p.stages[1], "SHARDS")
+
+
+def test_an_episode_stage_is_summed_up_from_its_records(tmp_path):
+    lines = tmp_path / "episodes.jsonl"
+    rows = [
+        {"task": "a", "turns": 5, "reward": 2, "reason": "submitted"},
+        {"task": "b", "turns": 2, "reward": -1, "reason": "turn_budget"},
+    ]
+    lines.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert episode_summary(lines) == {
+        "count": 2, "mean_turns": 3.5, "rewards": [2, -1], "reasons": ["submitted", "turn_budget"],
+    }  # fmt: skip
+
+
 def test_the_last_checkpoint_is_merged_and_a_missing_one_is_an_error(tmp_path):
     p = plan(tmp_path, "base", tmp_path / "episodes")
     warmup, rft = p.stages[0], p.stages[1]
@@ -68,26 +112,38 @@ def test_the_last_checkpoint_is_merged_and_a_missing_one_is_an_error(tmp_path):
 
 
 def test_dry_run_checks_every_one_gpu_stage(tmp_path, tiny_model):
+    """Teaching from the honest fixtures, then sampling: the stages that train on episodes
+    not drawn yet are checked with their datasets' paths."""
     pytest.importorskip("verl", reason=VERL_MISSING)
     run = tmp_path / "run"
     out = subprocess.run(
         [
             sys.executable, "-m", "cuda_agent", "train", "all", "--run-dir", str(run),
-            "--model", str(tiny_model), "--trajectories", str(episodes(tmp_path / "episodes")),
+            "--model", str(tiny_model), "--solutions", str(REPO / "tests/fixtures/solutions"),
             "--tasks", "builtin", "--dry-run",
         ],
         capture_output=True, text=True, cwd=REPO, timeout=900,
     )  # fmt: skip
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     printed = [line for line in out.stdout.splitlines() if "-m cuda_agent train" in line]
-    assert [line.split()[4] for line in printed] == ["warmup", "rft", "value", "ppo"]
-    assert out.stdout.count("-m verl.model_merger merge") == 4
-    assert "kept 8 of 8 trajectories" in out.stdout
+    stages = ["teach", "pre_rft", "warmup", "sample", "rft", "value", "ppo"]
+    assert [line.split()[4] for line in printed] == stages
+    assert out.stdout.count("-m verl.model_merger merge") == 5
+    assert "stage teach: 10 episodes" in out.stdout  # the built-in tasks with a fixture
+    assert out.stdout.count("yet: the stage before this one writes them") == 3
+    assert "-m cuda_agent.rl.hf_server --model" in out.stdout  # sample's server
     composed = out.stdout.count("verl.trainer.main_ppo")
-    assert composed == 3 and "verl.trainer.sft_trainer" in out.stdout
-    for name in ("warmup_train", "rft", "value", "ppo_train"):
+    assert composed == 3 and out.stdout.count("verl.trainer.sft_trainer") == 2
+    for name in ("warmup_train", "ppo_train"):
         assert (run / "data" / f"{name}.parquet").is_file()
     assert not (run / "pipeline.jsonl").exists()  # a dry run finishes no stage
+
+
+def test_given_trajectories_take_the_place_of_sampling(tmp_path):
+    p = plan(tmp_path, "base", episodes(tmp_path / "episodes"), tasks="builtin")
+    assert [s.name for s in p.stages] == ["warmup", "rft", "value", "ppo"]
+    rft = train_command(p, p.stages[1])
+    assert rft[rft.index("--trajectories") + 1] == str(tmp_path / "episodes")
 
 
 def test_a_rerun_skips_the_recorded_stages(tmp_path):
@@ -109,8 +165,8 @@ def test_a_rerun_skips_the_recorded_stages(tmp_path):
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (["--model", "base"], "missing --trajectories"),
         (["--trajectories", "eps"], "missing --model"),
+        (["--model", "base", "--solutions", "nowhere"], "--solutions nowhere: no such folder"),
         (["--model", "base", "--trajectories", "eps", "--suffix", "_8gpu"], "no such file"),
         (["--model", "base", "--trajectories", "eps", "--config", "ppo"], "drop --config"),
         (["--model", "base", "--trajectories", "eps", "--critic", "c"], "drop --critic"),

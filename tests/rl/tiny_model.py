@@ -59,8 +59,10 @@ TEMPLATE = (
 )
 
 
-def make_tiny_model(folder: Path) -> Path:
-    """Write tokenizer, chat template, config and random weights to `folder`."""
+def make_tiny_model(folder: Path, hidden: int = 32, layers: int = 2) -> Path:
+    """Write tokenizer, chat template, config and random weights to `folder`. The default is
+    the smallest model the machinery runs; a teachable one (hidden 256, 4 layers, 2.6M
+    parameters) can learn a few teaching episodes token for token."""
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
@@ -81,10 +83,10 @@ def make_tiny_model(folder: Path) -> Path:
     tokenizer.save_pretrained(folder)
     config = Qwen2Config(
         vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=max(2, hidden // 64),
         num_key_value_heads=1,
         max_position_embeddings=16384,
         eos_token_id=tokenizer.eos_token_id,

@@ -21,7 +21,14 @@ from cuda_agent.agent.loop import (
     resume_episode,
     run_episode,
 )
-from cuda_agent.agent.model import ModelError, ModelReply, OpenAIModel, ToolCall, estimate_tokens
+from cuda_agent.agent.model import (
+    ModelError,
+    ModelReply,
+    OpenAIModel,
+    ToolCall,
+    estimate_message_tokens,
+    estimate_tokens,
+)
 from cuda_agent.agent.preflight import check_base_url, check_endpoint
 from cuda_agent.agent.prompts import initial_messages
 from cuda_agent.agent.protocol import NativeTools, TextTools, protocol_for
@@ -78,6 +85,7 @@ __all__ = [
     "Workbench",
     "check_base_url",
     "check_endpoint",
+    "estimate_message_tokens",
     "estimate_tokens",
     "initial_messages",
     "load_trajectory",

@@ -1,13 +1,16 @@
 """`cuda-agent train STAGE --config FILE`: prepare a stage's data, print its command, launch it.
 
+    teach   stored solutions as agent episodes needs --solutions, --tasks (no model, no veRL)
+    pre_rft RFT on the teaching episodes       needs --model (the policy to teach)
     warmup  single-turn PPO on veRL            needs --model, --tasks
     sample  agent episodes from the policy     needs --model (or --base-url), --tasks
     rft     rejection fine-tuning on veRL      needs --model (the stage-1 actor)
     value   critic pre-training on veRL        needs --model (the RFT actor)
     ppo     multi-turn PPO on veRL             needs --model (RFT actor), --critic, --tasks
-    all     warmup, rft, value, ppo in order   needs --model (the base), --trajectories, --tasks;
-            each stage from the previous one's merged model (cuda_agent.rl.pipeline), the
-            configs STAGE+--suffix (default _1gpu: one GPU, a tiny model), resumable
+    all     the stages in order                needs --model (the base), --tasks; teach and pre_rft
+            first with --solutions, sample unless --trajectories gives the episodes; each
+            stage from the previous one's merged model (cuda_agent.rl.pipeline), the configs
+            STAGE+--suffix (default _1gpu: one GPU, a tiny model), resumable
 
 Everything goes under --run-dir (Hydra's outputs included). Before anything starts, a training
 stage checks that the rl extra is installed, that --model (and --critic) is a model folder or a
@@ -20,45 +23,35 @@ from __future__ import annotations
 
 import shlex
 import subprocess
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from cuda_agent.cli.train_episodes import run_sample, run_teach
 from cuda_agent.cli.writable import check_writable_folder
 from cuda_agent.errors import UserError
 from cuda_agent.rl import (
     AGENT_LOOPS,
     CONFIG_DIR,
+    SFT_STAGES,
     STAGES,
     RFTRules,
     TrainInputs,
-    check_engine,
     check_gpu,
     check_model,
     check_rl_extra,
     compose_stage,
     describe,
     is_sft,
-    load_sample_config,
     pipeline,
-    plan_episodes,
     prepare,
-    sample_dir,
-    sample_episodes,
-    server_command,
     unknown_keys,
     validate_stage,
     verl_command,
     verl_overrides,
 )
 from cuda_agent.rl.module_run import module_of, run_module_command
-from cuda_agent.task import load_tasks
-
-SERVER_START_S = 1800.0  # loading a large checkpoint onto 8 GPUs can take many minutes
 
 
 def train(
@@ -81,7 +74,12 @@ def train(
         str | None, typer.Option(help="Task set (file, folder, JSONL, parquet; default builtin).")
     ] = None,
     trajectories: Annotated[
-        Path | None, typer.Option(help="Trajectories for rft/value (default: RUN/sample).")
+        Path | None,
+        typer.Option(help="Trajectories for pre_rft/rft/value (default: RUN/teach, RUN/sample)."),
+    ] = None,
+    solutions: Annotated[
+        Path | None,
+        typer.Option(help="teach: stored workspace solutions, one folder per task name."),
     ] = None,
     agent_loops: Annotated[
         Path, typer.Option(help="Agent-loop registry YAML (evaluator, turn budget).")
@@ -102,7 +100,10 @@ def train(
     """Run one stage of the RL recipe (single-turn PPO, sampling, RFT, value pre-training, PPO),
     or `all` of the trainable ones in order."""
     if stage == "all":
-        _all_stages(run_dir, model, config, critic, trajectories, tasks, suffix, overrides, dry_run)
+        _all_stages(
+            run_dir, model, config, critic, trajectories, solutions, tasks, suffix, overrides,
+            dry_run,
+        )  # fmt: skip
         return
     if stage not in STAGES:
         raise UserError(f"unknown stage {stage!r}; the stages are {', '.join(STAGES)}, all")
@@ -110,19 +111,23 @@ def train(
         raise UserError(f"--agent-loops {agent_loops}: no such file")
     inputs = TrainInputs(
         stage=stage,
-        config=_config_path(config or stage),
+        config=_config_path(config or ("sample" if stage == "teach" else stage)),
         run_dir=run_dir,
         model=model,
         critic=critic,
         tasks=tasks,
         trajectories=trajectories,
+        solutions=solutions,
         agent_loops=agent_loops,
         rules=RFTRules(min_reward, max_repeated_calls, max_repeated_failures),
         overrides=tuple(overrides or ()),
     )
     check_writable_folder(run_dir, "--run-dir")
     if stage == "sample":
-        _sample(inputs, base_url, dry_run)
+        run_sample(inputs, base_url, dry_run)
+        return
+    if stage == "teach":
+        run_teach(inputs, dry_run)
         return
     if not model:
         raise UserError(f"missing --model: the policy stage {stage} starts from (an HF folder)")
@@ -131,7 +136,7 @@ def train(
     if not dry_run:
         check_gpu(stage)
     typer.echo(f"stage {stage}: {inputs.config}")
-    prepared = prepare(inputs)
+    prepared = prepare(inputs, dry_run)
     typer.echo(describe(prepared))
     command = _checked_command(inputs, verl_overrides(inputs, prepared))
     typer.echo("\n" + shlex.join(command) + "\n")
@@ -152,6 +157,7 @@ def _all_stages(
     config: str | None,
     critic: str | None,
     trajectories: Path | None,
+    solutions: Path | None,
     tasks: str | None,
     suffix: str,
     overrides: list[str] | None,
@@ -163,15 +169,14 @@ def _all_stages(
         raise UserError("all trains its own critic (the value stage's); drop --critic")
     if not model:
         raise UserError("missing --model: the policy the first stage (warmup) starts from")
-    if trajectories is None:
-        raise UserError(
-            "missing --trajectories: the episodes rft and value train on "
-            "(cuda-agent train sample writes them)"
-        )
-    for stage in pipeline.ORDER:
-        _config_path(stage + suffix)  # a suffix with a missing config fails before any stage
+    if solutions is not None and not solutions.is_dir():
+        raise UserError(f"--solutions {solutions}: no such folder")
+    plan = pipeline.plan(
+        run_dir, model, trajectories, tasks, suffix, tuple(overrides or ()), solutions
+    )
+    for stage in plan.stages:  # a suffix with a missing config fails before any stage
+        _config_path(pipeline.config_name(plan, stage))
     check_writable_folder(run_dir, "--run-dir")
-    plan = pipeline.plan(run_dir, model, trajectories, tasks, suffix, tuple(overrides or ()))
     pipeline.run(plan, dry_run=dry_run)
 
 
@@ -201,7 +206,7 @@ def _checked_command(inputs: TrainInputs, overrides: list[str]) -> list[str]:
         raise UserError(f"{inputs.config}: veRL {_verl_version()} has no key {', '.join(unknown)}")
     cfg = compose_stage(inputs.config, overrides)
     validate_stage(cfg)
-    if (inputs.stage == "rft") != is_sft(cfg):
+    if (inputs.stage in SFT_STAGES) != is_sft(cfg):
         raise UserError(f"{inputs.config} is not a {inputs.stage} config")
     return verl_command(
         inputs, overrides, int(cfg.trainer.nnodes), int(cfg.trainer.n_gpus_per_node)
@@ -212,70 +217,3 @@ def _verl_version() -> str:
     from importlib.metadata import version
 
     return version("verl")
-
-
-def _sample(inputs: TrainInputs, base_url: str | None, dry_run: bool) -> None:
-    cfg = load_sample_config(inputs.config)
-    server = cfg.server.model_copy(update={"model": inputs.model or cfg.server.model})
-    if base_url is not None:
-        host_port = base_url.split("//", 1)[-1].split("/", 1)[0]
-        host, _, port = host_port.partition(":")
-        server = server.model_copy(update={"host": host, "port": int(port or 80)})
-    cfg = cfg.model_copy(update={"server": server})
-    out = sample_dir(inputs)
-    episodes = plan_episodes(load_tasks(inputs.tasks), cfg.sampling.samples_per_task, out)
-    states = [e.state for e in episodes]
-    typer.echo(
-        f"stage sample: {len(episodes)} episodes ({states.count('done')} done, "
-        f"{states.count('partial')} to resume, {states.count('new')} new) -> {out}"
-    )
-    launch = base_url is None
-    if launch:
-        typer.echo("\n" + shlex.join(server_command(server)) + "\n")
-    if dry_run:
-        return
-    if launch:
-        check_engine(server)
-        check_gpu("sample (serving the policy)")
-    process = _start_server(server, out) if launch else None
-    try:
-        _wait_ready(server.base_url, process, out)
-        run = sample_episodes(episodes, cfg, out, on_done=_progress)
-    finally:
-        if process is not None:
-            process.terminate()
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-    rewards = [line["reward"] for line in run.finished]
-    positive = sum(r > 0 for r in rewards)
-    done = f"{run.skipped} were done"
-    typer.echo(f"sampled {len(rewards)} episodes ({positive} with positive reward); {done}")
-
-
-def _start_server(server, out: Path) -> subprocess.Popen:
-    out.mkdir(parents=True, exist_ok=True)
-    log = (out / "server.log").open("ab")
-    return subprocess.Popen(server_command(server), stdout=log, stderr=subprocess.STDOUT)
-
-
-def _wait_ready(base_url: str, process: subprocess.Popen | None, out: Path) -> None:
-    deadline = time.monotonic() + SERVER_START_S
-    while time.monotonic() < deadline:
-        if process is not None and process.poll() is not None:
-            raise UserError(
-                f"the policy server exited ({process.returncode}); see {out / 'server.log'}"
-            )
-        try:
-            with urllib.request.urlopen(f"{base_url}/models", timeout=5):
-                return
-        except (urllib.error.URLError, OSError):
-            time.sleep(2)
-    raise UserError(f"{base_url}: no answer after {SERVER_START_S:.0f} s; see {out / 'server.log'}")
-
-
-def _progress(line: dict) -> None:
-    episode = f"{line['task']} #{line['sample']}"
-    typer.echo(f"{episode}: {line['reason']}, {line['turns']} turns, reward {line['reward']}")

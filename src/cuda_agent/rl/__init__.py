@@ -51,13 +51,21 @@ from cuda_agent.rl.single_turn import (
 )
 from cuda_agent.rl.stages import (
     AGENT_LOOPS,
+    SFT_STAGES,
     STAGES,
     TrainInputs,
     describe,
     prepare,
     sample_dir,
+    teach_dir,
     verl_command,
     verl_overrides,
+)
+from cuda_agent.rl.teach import (
+    ScriptedModel,
+    scripted_model_for,
+    teaching_episodes,
+    teaching_script,
 )
 from cuda_agent.rl.value import (
     GAMMA,
@@ -115,12 +123,18 @@ __all__ = [
     "plan_episodes",
     "sample_episodes",
     "server_command",
+    "ScriptedModel",
+    "scripted_model_for",
+    "teaching_episodes",
+    "teaching_script",
     "AGENT_LOOPS",
+    "SFT_STAGES",
     "STAGES",
     "TrainInputs",
     "describe",
     "prepare",
     "sample_dir",
+    "teach_dir",
     "verl_command",
     "verl_overrides",
     "compose_stage",

@@ -1,24 +1,31 @@
 """The training stages in order on one run folder, each starting from the previous stage's model
 merged by veRL's model_merger, as docs/training.md has a user do by hand on a cluster:
 
-    warmup  --model BASE                                   -> models/warmup_actor
+    teach   --solutions SOLUTIONS  (with --solutions)      -> teach/trajectories
+    pre_rft --model BASE           (with --solutions)      -> models/taught_actor
+    warmup  --model BASE (or models/taught_actor)          -> models/warmup_actor
+    sample  --model models/warmup_actor (no --trajectories) -> sample/trajectories
     rft     --model models/warmup_actor                    -> models/rft_actor
     value   --model models/rft_actor                       -> models/value_critic
     ppo     --model models/rft_actor --critic models/value_critic  -> models/ppo_actor
 
-Sampling (stage 2) needs a vLLM or SGLang server, so rft and value read `--trajectories`. Each
-stage is one `cuda-agent train` process with the config STAGE+SUFFIX (`_1gpu`: one GPU, a tiny
-model, the `hf` rollout, whose module veRL imports in every worker through
-VERL_USE_EXTERNAL_MODULES); its merge runs in this process (`cuda_agent.rl.module_run`). Each
-stage's output, its merge's included, goes to RUN/logs/STAGE.log, its per-step metrics (veRL's
-file logger) to RUN/metrics/STAGE.jsonl, and one JSON line per finished stage to
-RUN/pipeline.jsonl (exit code, wall time, peak GPU memory, the merged model, attempts); a rerun
-skips the stages recorded there and resumes a cut stage from its last checkpoint (veRL's
-`resume_mode: auto`), its earlier attempts' log kept above the new one and their metrics beside
-it (`cuda_agent.rl.stage_metrics`).
+`teach` replays stored solutions through the agent's loop and `pre_rft` fine-tunes the base on
+those episodes, for a base that cannot yet write a solution the environment would build (a tiny
+or random model). rft and value train on the episodes `sample` drew from the warm policy, or on
+`--trajectories` given instead. Each stage is one `cuda-agent train` process with the config
+STAGE+SUFFIX (`teach` and `sample` read sample+SUFFIX; `_1gpu`: one GPU, a tiny model, the `hf`
+rollout and server, whose module veRL imports in every worker through
+VERL_USE_EXTERNAL_MODULES); a training stage's merge runs in this process
+(`cuda_agent.rl.module_run`). Each stage's output, its merge's included, goes to
+RUN/logs/STAGE.log, a training stage's per-step metrics (veRL's file logger) to
+RUN/metrics/STAGE.jsonl, and one JSON line per finished stage to RUN/pipeline.jsonl (exit code,
+wall time, peak GPU memory, the merged model, attempts; for an episode stage, its episodes'
+turns and rewards); a rerun skips the stages recorded there and resumes a cut stage from its
+last checkpoint (veRL's `resume_mode: auto`) or its unfinished episodes, its earlier attempts'
+log kept above the new one and their metrics beside it (`cuda_agent.rl.stage_metrics`).
 
-    cuda-agent train all --run-dir RUN --model BASE --trajectories DIR \
-        [--tasks TASKS] [--suffix _1gpu] [--dry-run] [veRL overrides for every stage]
+    cuda-agent train all --run-dir RUN --model BASE [--tasks TASKS] [--solutions DIR]
+        [--trajectories DIR] [--suffix _1gpu] [--dry-run] [veRL overrides for every stage]
 
 `--dry-run` prints every command and checks every stage's config and data with
 `cuda-agent train --dry-run`, starting each from BASE, since the merged models do not exist yet.
@@ -40,7 +47,9 @@ from cuda_agent.rl.gpu_memory import PeakGpuMemory
 from cuda_agent.rl.module_run import module_of, output_to, run_module_command
 from cuda_agent.rl.stage_metrics import keep_earlier_attempt, metrics_file
 
-ORDER = ("warmup", "rft", "value", "ppo")
+ORDER = ("teach", "pre_rft", "warmup", "sample", "rft", "value", "ppo")
+EPISODE_STAGES = ("teach", "sample")  # agent episodes, no veRL, nothing to merge
+PPO_STAGES = ("warmup", "value", "ppo")  # veRL's PPO trainer on Ray
 EXTERNAL_MODULES = "cuda_agent.rl.worker_plugins"
 ATTEMPT_HEADER = "# attempt started"  # one line in the stage's log per attempt
 MERGER = "verl.model_merger"
@@ -51,8 +60,8 @@ class Stage:
     name: str
     model: str
     critic: str | None
-    merged: Path  # the HF folder this stage's checkpoint is merged into
-    role: str  # the checkpoint merged: actor, critic, or the SFT model (rft)
+    merged: Path | None  # the HF folder this stage's checkpoint is merged into (None: episodes)
+    role: str | None  # the checkpoint merged: actor, critic, or the SFT model (rft, pre_rft)
 
 
 @dataclass(frozen=True)
@@ -60,44 +69,63 @@ class Plan:
     run_dir: Path
     suffix: str
     tasks: str | None
-    trajectories: Path
+    trajectories: Path | None  # None: the sample stage draws them
     stages: tuple[Stage, ...]
     overrides: tuple[str, ...] = ()
+    solutions: Path | None = None  # the teaching solutions (teach and pre_rft run)
 
 
 def plan(
     run_dir: Path,
     model: str,
-    trajectories: Path,
+    trajectories: Path | None = None,
     tasks: str | None = None,
     suffix: str = "_1gpu",
     overrides: tuple[str, ...] = (),
+    solutions: Path | None = None,
 ) -> Plan:
     models = run_dir / "models"
     warm, rft, critic = models / "warmup_actor", models / "rft_actor", models / "value_critic"
-    stages = (
-        Stage("warmup", model, None, warm, "actor"),
+    stages = []
+    if solutions is not None:
+        taught = models / "taught_actor"
+        stages += [Stage("teach", model, None, None, None)]
+        stages += [Stage("pre_rft", model, None, taught, "rft")]
+        model = str(taught)
+    stages.append(Stage("warmup", model, None, warm, "actor"))
+    if trajectories is None:
+        stages.append(Stage("sample", str(warm), None, None, None))
+    stages += [
         Stage("rft", str(warm), None, rft, "rft"),
         Stage("value", str(rft), None, critic, "critic"),
         Stage("ppo", str(rft), str(critic), models / "ppo_actor", "actor"),
-    )
-    return Plan(run_dir, suffix, tasks, trajectories, stages, tuple(overrides))
+    ]
+    return Plan(run_dir, suffix, tasks, trajectories, tuple(stages), tuple(overrides), solutions)
+
+
+def config_name(p: Plan, stage: Stage) -> str:
+    return ("sample" if stage.name in EPISODE_STAGES else stage.name) + p.suffix
 
 
 def train_command(p: Plan, stage: Stage, dry_run: bool = False) -> list[str]:
     model, critic = (p.stages[0].model, None) if dry_run else (stage.model, stage.critic)
     command = [sys.executable, "-m", "cuda_agent", "train", stage.name]
-    command += ["--config", f"{stage.name}{p.suffix}", "--run-dir", str(p.run_dir)]
-    command += ["--model", model]
+    command += ["--config", config_name(p, stage), "--run-dir", str(p.run_dir)]
+    if stage.name != "teach":
+        command += ["--model", model]
     if critic:
         command += ["--critic", critic]
-    if stage.name in ("warmup", "ppo") and p.tasks:
+    if stage.name in ("teach", "warmup", "sample", "ppo") and p.tasks:
         command += ["--tasks", p.tasks]
-    if stage.name in ("rft", "value"):
+    if stage.name == "teach":
+        command += ["--solutions", str(p.solutions)]
+    if stage.name in ("rft", "value") and p.trajectories is not None:
         command += ["--trajectories", str(p.trajectories)]
     if dry_run:
         command.append("--dry-run")
-    if stage.name != "rft":  # Ray's workers get the variables from veRL's runtime env as well
+    if stage.name in EPISODE_STAGES:
+        return command
+    if stage.name in PPO_STAGES:  # Ray's workers get the variables from veRL's runtime env too
         env = "+ray_kwargs.ray_init.runtime_env.env_vars"
         command += [f"{env}.{key}={value}" for key, value in stage_variables(p, stage).items()]
     return command + list(p.overrides)
@@ -151,7 +179,9 @@ def run(p: Plan, dry_run: bool = False, log=None) -> list[dict]:
     for stage in p.stages:
         if dry_run:
             log(shlex.join(train_command(p, stage)))
-            log(shlex.join(merge_command(stage, f"RUN/checkpoints/{stage.name}/global_step_LAST")))
+            if stage.role is not None:
+                last = f"RUN/checkpoints/{stage.name}/global_step_LAST"
+                log(shlex.join(merge_command(stage, last)))
             code = subprocess.call(train_command(p, stage, dry_run=True), env=stage_env(p, stage))
             if code != 0:
                 raise UserError(f"stage {stage.name}: its dry run failed (exit {code})")
@@ -167,20 +197,23 @@ def run(p: Plan, dry_run: bool = False, log=None) -> list[dict]:
         with PeakGpuMemory() as memory, log_file(p, stage).open("a") as out:
             out.write(f"{ATTEMPT_HEADER} {time.strftime('%Y-%m-%dT%H:%M:%S%z')}\n")
             code = _call(train_command(p, stage), p, stage, out)
-            if code == 0:
+            if code == 0 and stage.role is not None:
                 code = _call(merge_command(stage, checkpoint_dir(p, stage)), p, stage, out)
+        episodes = stage.name in EPISODE_STAGES
         record = {
             "stage": stage.name,
             "returncode": code,
             "wall_s": round(time.monotonic() - started, 1),
             "peak_gpu_memory_mib": memory.peak_mib,
-            "model": stage.model,
+            "model": None if stage.name == "teach" else stage.model,
             "critic": stage.critic,
-            "merged": str(stage.merged),
-            "metrics": str(metrics_file(metrics_dir(p), stage.name)),
+            "merged": None if stage.merged is None else str(stage.merged),
+            "metrics": None if episodes else str(metrics_file(metrics_dir(p), stage.name)),
             "attempts": _attempts(p, stage),
             "log": str(log_file(p, stage)),
         }
+        if episodes and code == 0:
+            record["episodes"] = episode_summary(p.run_dir / stage.name / "episodes.jsonl")
         records.append(record)
         if code != 0:
             raise UserError(
@@ -191,6 +224,19 @@ def run(p: Plan, dry_run: bool = False, log=None) -> list[dict]:
             out.write(json.dumps(record) + "\n")
             out.flush()
     return records
+
+
+def episode_summary(lines: Path) -> dict:
+    """An episode stage's episodes as its episodes.jsonl records them: how many, their model
+    turns, their rewards (the environment's verdicts on each episode's answer)."""
+    rows = [json.loads(line) for line in lines.read_text().splitlines()] if lines.is_file() else []
+    turns = [row["turns"] for row in rows]
+    return {
+        "count": len(rows),
+        "mean_turns": round(sum(turns) / len(turns), 2) if turns else None,
+        "rewards": [row["reward"] for row in rows],
+        "reasons": sorted({row["reason"] for row in rows}),
+    }
 
 
 def _attempts(p: Plan, stage: Stage) -> int:

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cuda_agent.agent import (
     AgentConfig,
+    ChatModel,
     EpisodeResult,
     ModelConfig,
     OpenAIModel,
@@ -180,10 +181,12 @@ def sample_episodes(
     episodes: Sequence[Episode],
     config: SampleConfig,
     out: Path,
-    model_factory: Callable[[ModelConfig], Any] = OpenAIModel,
     on_done: Callable[[dict], None] | None = None,
+    model_for: Callable[[Episode, ModelConfig], ChatModel] | None = None,
 ) -> SampleRun:
-    """Run every episode not yet done, `concurrency` at a time."""
+    """Run every episode not yet done, `concurrency` at a time, each with the model `model_for`
+    gives it (default: the server's, through its OpenAI-compatible API)."""
+    model_for = model_for or (lambda _episode, config: OpenAIModel(config))
     settings = config.sampling
     model_config = ModelConfig(
         model=config.server.served_name,
@@ -201,7 +204,8 @@ def sample_episodes(
     out.mkdir(parents=True, exist_ok=True)
 
     def one(episode: Episode) -> None:
-        result = _play(episode, model_factory(model_config), spec, agent_config, model_config)
+        model = model_for(episode, model_config)
+        result = _play(episode, model, spec, agent_config, model_config)
         line = {
             "task": episode.task.name,
             "task_hash": episode.task.hash,

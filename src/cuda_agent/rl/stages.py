@@ -1,5 +1,7 @@
-"""The five stages of the recipe as data: what each prepares and the command that runs it.
+"""The stages of the recipe as data: what each prepares and the command that runs it.
 
+    teach   stored solutions replayed as agent episodes (optional) solutions -> teach/trajectories/
+    pre_rft RFT on the teaching episodes (sft_trainer, pre_rft.yaml) teach/ -> data/pre_rft.parquet
     warmup  single-turn PPO (veRL main_ppo, warmup.yaml)         tasks -> data/warmup_*.parquet
     sample  agent episodes from the warm policy (vLLM / SGLang)  tasks -> sample/trajectories/
     rft     rejection fine-tuning (veRL sft_trainer, rft.yaml)   trajectories -> data/rft.parquet
@@ -23,7 +25,8 @@ from cuda_agent.rl.rft import FilterReport, RFTRules, filter_trajectories, traje
 from cuda_agent.rl.sft import WrittenSet, write_replay_dataset, write_sft_dataset
 from cuda_agent.task import Task, load_tasks
 
-STAGES = ("warmup", "sample", "rft", "value", "ppo")
+STAGES = ("teach", "pre_rft", "warmup", "sample", "rft", "value", "ppo")
+SFT_STAGES = ("pre_rft", "rft")  # veRL's SFT trainer; the others are PPO or agent episodes
 SEARCHPATH = "hydra.searchpath=[pkg://verl.trainer.config]"
 AGENT_LOOPS = Path(__file__).parent / "configs" / "agent_loops.yaml"
 VAL_EVERY = 20  # one task in 20 is held out for validation
@@ -38,6 +41,7 @@ class TrainInputs:
     critic: str | None = None
     tasks: str | None = None
     trajectories: Path | None = None
+    solutions: Path | None = None  # teach: one stored workspace solution per task
     agent_loops: Path = AGENT_LOOPS
     rules: RFTRules = RFTRules()
     overrides: tuple[str, ...] = ()
@@ -65,12 +69,31 @@ def sample_dir(inputs: TrainInputs) -> Path:
     return inputs.run_dir / "sample"
 
 
-def prepare(inputs: TrainInputs) -> Prepared:
-    """Write the stage's data under the run folder."""
+def teach_dir(inputs: TrainInputs) -> Path:
+    return inputs.run_dir / "teach"
+
+
+def trajectory_source(inputs: TrainInputs) -> Path:
+    """The episodes an SFT or value stage trains on: --trajectories, else the teaching episodes
+    (pre_rft) or the sampled ones (rft, value) of this run."""
+    if inputs.trajectories is not None:
+        return inputs.trajectories
+    return (teach_dir(inputs) if inputs.stage == "pre_rft" else sample_dir(inputs)) / "trajectories"
+
+
+def prepare(inputs: TrainInputs, dry_run: bool = False) -> Prepared:
+    """Write the stage's data under the run folder. A dry run of a stage whose episodes a
+    stage before it will write (no --trajectories given, none in the run yet) checks the stage
+    with the dataset's path only."""
     if inputs.stage in ("warmup", "ppo"):
         return _prepare_tasks(inputs, "single_turn" if inputs.stage == "warmup" else "multi_turn")
-    if inputs.stage in ("rft", "value"):
-        return _prepare_trajectories(inputs)
+    if inputs.stage in (*SFT_STAGES, "value"):
+        source = trajectory_source(inputs)
+        if dry_run and inputs.trajectories is None and not source.exists():
+            planned = data_dir(inputs) / f"{inputs.stage}.parquet"
+            note = f"no episodes at {source} yet: the stage before this one writes them"
+            return Prepared({"train": planned, "val": planned}, [note])
+        return _prepare_trajectories(inputs, source)
     return Prepared()
 
 
@@ -78,7 +101,7 @@ def verl_overrides(inputs: TrainInputs, prepared: Prepared) -> list[str]:
     """The command-line overrides that point the stage config at this run."""
     model = _required(inputs.model, "--model", "the policy to start from (HF folder or hub id)")
     checkpoints = inputs.run_dir / "checkpoints" / inputs.stage
-    if inputs.stage == "rft":
+    if inputs.stage in SFT_STAGES:
         return [
             f"data.train_files={prepared.files['train']}",
             f"model.path={model}",
@@ -107,7 +130,7 @@ def verl_command(inputs: TrainInputs, overrides: list[str], nnodes: int, nproc: 
     ]
     # Hydra writes its outputs/ folder into the current one unless told where
     overrides = [f"hydra.run.dir={hydra_dir(inputs)}", *overrides]
-    if inputs.stage == "rft":
+    if inputs.stage in SFT_STAGES:
         if nnodes == 1:
             launcher = ["torchrun", "--standalone", "--nnodes=1", f"--nproc_per_node={nproc}"]
         else:
@@ -145,14 +168,13 @@ def _prepare_tasks(inputs: TrainInputs, mode: str) -> Prepared:
     return Prepared(files, [f"{len(train)} training and {len(val)} validation tasks"])
 
 
-def _prepare_trajectories(inputs: TrainInputs) -> Prepared:
-    source = inputs.trajectories or sample_dir(inputs) / "trajectories"
+def _prepare_trajectories(inputs: TrainInputs, source: Path) -> Prepared:
     result = filter_trajectories(trajectory_files(source), inputs.rules)
     out = data_dir(inputs)
     out.mkdir(parents=True, exist_ok=True)
     report_path = out / f"{inputs.stage}_filter.json"
     report_path.write_text(result.report.to_json())
-    write = write_sft_dataset if inputs.stage == "rft" else write_replay_dataset
+    write = write_sft_dataset if inputs.stage in SFT_STAGES else write_replay_dataset
     written: WrittenSet = write(result.kept, out / f"{inputs.stage}.parquet")
     files = {"train": written.path, "val": written.path, "report": report_path}
     notes = [result.report.summary()]
