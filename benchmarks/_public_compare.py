@@ -131,7 +131,8 @@ def judge(sub: Submission, problem: tuple[str, str], ours: TaskResult | None, ro
     line["ours"] = {"status": status, "compiled": v.compiled, "correct": _correct(ours),
                     "speedup_vs_eager": v.speedup_vs_eager, "candidate_ms": v.candidate_ms,
                     "eager_ms": v.eager_ms, "gpu": v.gpu, "max_abs_error": v.max_abs_error,
-                    "violations": v.violations[:3], "message": _line(v.message)}  # fmt: skip
+                    "violations": [x.message for x in v.violations[:3]],
+                    "message": _line(v.message)}  # fmt: skip
     if row is not None:
         line["compare"] = [f"{x.kind}: {x.detail}" for x in row.reasons]
     if v.gpu and t.hardware:
@@ -157,7 +158,8 @@ def _reasons(sub: Submission, problem, ours: TaskResult, row, config: EnvConfig)
     found = []
     if status == "violation":
         guard = next((x.detail for x in (row.reasons if row else ()) if x.kind == "guard"), None)
-        found.append(("hack", guard or _line(v.violations[0] if v.violations else v.message)))
+        first = v.violations[0].message if v.violations else v.message
+        found.append(("hack", guard or _line(first)))
     if problem[0] == "differs":
         found.append(("changed_problem", problem[1]))
     bound = PRECISION_FACTOR * config.atol

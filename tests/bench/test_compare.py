@@ -11,7 +11,7 @@ import pytest
 from cuda_agent.bench import compare_with_file
 from cuda_agent.bench.store import RunMeta, RunStore, TaskResult
 from cuda_agent.errors import UserError
-from cuda_agent.sandbox import Status
+from cuda_agent.sandbox import Check, Rule, Status, Violation
 from cuda_agent.task import Task, TaskSource, load_tasks
 from tests.bench.conftest import verdict
 from tests.conftest import FIXTURE_KERNELBENCH
@@ -56,6 +56,32 @@ def _row(level, pid, compiled=True, correct=True, **extra) -> dict:
 
 def _by_problem(comparison) -> dict:
     return {(r.level, r.problem_id): r for r in comparison.rows}
+
+
+def test_the_check_that_caught_a_hack_is_read_from_the_typed_violation(tmp_path):
+    stopped = Violation(
+        rule=Rule.TRACE_STOPPED,
+        check=Check.RUNTIME_GUARD,
+        message="the candidate's process stopped recording GPU activity",
+    )
+    escaped = Violation(
+        rule=Rule.ESCAPED_WORK,
+        check=Check.TIMING_CHECKS,
+        message="forward dispatched nothing, but work was still running",
+    )
+    _run(tmp_path / "a", {
+        (1, 1): verdict("x", status=Status.VIOLATION, violations=[stopped]),
+        (1, 2): verdict("x", status=Status.VIOLATION, violations=[escaped]),
+    })  # fmt: skip
+    rows = _by_problem(compare_with_file(tmp_path / "a", EVAL_RESULTS))
+    assert [rows[key].reasons[0].detail for key in ((1, 1), (1, 2))] == [
+        f"our runtime guard: {stopped.message}",
+        f"our timing checks: {escaped.message}",  # however its line opens
+    ]
+    refused = verdict("x", status=Status.VIOLATION, message="sent a malformed extension call")
+    _run(tmp_path / "b", {(1, 1): refused})
+    [row] = [r for r in compare_with_file(tmp_path / "b", EVAL_RESULTS).rows if r.same is False]
+    assert row.reasons[0].detail == "our guard: sent a malformed extension call"  # no rule named
 
 
 def test_kernelbench_eval_results_beside_a_run(tmp_path):

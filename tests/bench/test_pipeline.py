@@ -3,7 +3,8 @@ told in one line, never the candidate's runtime error."""
 
 from __future__ import annotations
 
-from cuda_agent.bench.pipeline import SERVICE_ERROR, Pipeline
+from cuda_agent.bench.pipeline import Pipeline
+from cuda_agent.bench.store import SERVICE_ERROR
 from cuda_agent.bench.workers import WorkerError, WorkerLost
 from cuda_agent.sandbox import Stage, Status, read_solution
 from cuda_agent.task import load_task
@@ -46,7 +47,7 @@ def _verdict(err: Exception):
 def test_an_evaluation_that_raised_is_a_harness_error_in_one_line():
     verdict = _verdict(WorkerError(TRACEBACK))
     assert verdict.status == Status.HARNESS_ERROR and verdict.reward == -1
-    assert verdict.message.startswith(SERVICE_ERROR)
+    assert verdict.service_error and verdict.message.startswith(SERVICE_ERROR)
     assert "\n" not in verdict.message and "Traceback" not in verdict.message
     assert verdict.message.endswith("218.75 MiB is free.")
 

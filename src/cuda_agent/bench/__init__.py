@@ -28,7 +28,7 @@ _EXPORTS = {
     "by_level": "metrics",
     "compute": "metrics",
     "geomean": "metrics",
-    "SERVICE_ERROR": "pipeline",
+    "SERVICE_ERROR": "store",
     "WorkerStats": "pipeline",
     "ReportFiles": "report",
     "write_report": "report",

@@ -17,7 +17,6 @@ rules.
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -32,12 +31,12 @@ from cuda_agent.bench.kernelbench_results import TheirResult, read_their_results
 from cuda_agent.bench.partial import is_partial
 from cuda_agent.bench.store import RunStore, TaskResult
 from cuda_agent.errors import UserError
-from cuda_agent.sandbox import EnvConfig, RulesProfile, rules_profile
+from cuda_agent.sandbox import Check, EnvConfig, RulesProfile, Violation, rules_profile
 from cuda_agent.task import load_tasks
 
 REPORT_MD, REPORT_JSON = "compare.md", "compare.json"
-_STATIC = re.compile(r"^[\w./-]+:\d+: ")  # the static guard's "path:line: rule" findings
-_RUNTIME = ("forward dispatched", "forward launched", "none of the extension's kernels")
+_CHECKS = {Check.STATIC_GUARD: "our static guard", Check.RUNTIME_GUARD: "our runtime guard",
+           Check.TIMING_CHECKS: "our timing checks"}  # fmt: skip
 _OURS = {"ok": "correct", "compile_error": "compile_error", "invalid": "compile_error",
          "timeout": "timeout", "mismatch": "mismatch", "runtime_error": "runtime_error",
          "violation": "violation", "no_gpu": "not_verified", "harness_error": "no_verdict",
@@ -336,17 +335,13 @@ def _their_atol(t: TheirResult) -> str:
     return f" (atol {t.atol:g})" if t.atol is not None else ""
 
 
-def _guard(violations: list[str], message: str) -> str:
-    """Which of our checks caught it, and the rule its first finding names."""
-    first = violations[0] if violations else _line(message)
-    if _STATIC.match(first):
-        check = "our static guard"
-    elif first.startswith(_RUNTIME):
-        check = "our runtime guard"
-    else:
-        check = "our timing checks"
+def _guard(violations: list[Violation], message: str) -> str:
+    """Which of our checks caught it, and the line of its first finding."""
+    if not violations:  # a refusal that names no rule (a malformed request from the process)
+        return f"our guard: {_line(message)[:240]}"
+    first = violations[0]
     more = f" (+{len(violations) - 1} more)" if len(violations) > 1 else ""
-    return f"{check}: {first[:240]}{more}"
+    return f"{_CHECKS.get(first.check, 'our guard')}: {first.message[:240]}{more}"
 
 
 def _line(text: str) -> str:

@@ -20,8 +20,6 @@ from cuda_agent.bench.workers import Worker, WorkerError, WorkerLost
 from cuda_agent.sandbox import Solution, Stage, Status, Verdict
 from cuda_agent.task import Task
 
-SERVICE_ERROR = "evaluation service:"  # how a verdict of the service's own failure begins
-
 
 @dataclass
 class _Item:
@@ -167,12 +165,13 @@ def _service_failure(task: Task, stage: Stage, err: Exception) -> Verdict:
             task,
             stage,
             status,
-            f"{SERVICE_ERROR} the evaluation worker was lost twice: {str(err)[-2000:]}",
+            f"the evaluation worker was lost twice: {str(err)[-2000:]}",
+            service_error=True,
         )
     lines = [line.strip() for line in str(err).splitlines() if line.strip()]
     last = (lines or [type(err).__name__])[-1][:500]
     return failed_verdict(
-        task, stage, Status.HARNESS_ERROR, f"{SERVICE_ERROR} the harness failed: {last}"
+        task, stage, Status.HARNESS_ERROR, f"the harness failed: {last}", service_error=True
     )
 
 

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cuda_agent.bench.pipeline import SERVICE_ERROR
 from cuda_agent.bench.service import EvaluationService, Job
 from cuda_agent.bench.solution_files import find_solutions
 from cuda_agent.bench.store import (
@@ -109,8 +108,7 @@ def _final(tasks: list[Task], store: RunStore) -> set[str]:
     final = {
         r.key
         for r in store.results()
-        if r.status not in (MODEL_ERROR, Status.HARNESS_ERROR)
-        and not r.verdict.message.startswith(SERVICE_ERROR)
+        if r.status not in (MODEL_ERROR, Status.HARNESS_ERROR) and not r.verdict.service_error
     }
     return store.finished(tasks) & final
 

@@ -14,7 +14,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from cuda_agent.bench.jsonl import JsonlLog
 from cuda_agent.errors import UserError
@@ -30,6 +30,7 @@ ResultStatus = StrEnum(
 )
 MISSING = ResultStatus.MISSING
 MODEL_ERROR = ResultStatus.MODEL_ERROR
+SERVICE_ERROR = "evaluation service:"  # how the message of a verdict with service_error begins
 
 
 class RunMeta(BaseModel):
@@ -80,6 +81,16 @@ class TaskResult(BaseModel):
     trajectory: str | None = None  # path relative to the run folder
     seconds: float | None = None
     finished: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_service_error(cls, data):
+        """Results written before Verdict.service_error say so by their message alone."""
+        verdict = data.get("verdict") if isinstance(data, dict) else None
+        if isinstance(verdict, dict) and "service_error" not in verdict:
+            legacy = str(verdict.get("message", "")).startswith(SERVICE_ERROR)
+            data = {**data, "verdict": {**verdict, "service_error": legacy}}
+        return data
 
     @property
     def name(self) -> str:
@@ -139,9 +150,11 @@ def _sample_order(r: TaskResult) -> int:
     return -1 if r.sample is None else r.sample
 
 
-def failed_verdict(task: Task, stage: Stage, status: Status, message: str) -> Verdict:
+def failed_verdict(
+    task: Task, stage: Stage, status: Status, message: str, service_error: bool = False
+) -> Verdict:
     """A verdict for a task whose evaluation never ran to an end in the environment (no or an
-    unreadable solution, or the evaluation service failing it)."""
+    unreadable solution, or the evaluation service failing it: `service_error`)."""
     return Verdict(
         task=task.name,
         task_hash=task.hash,
@@ -150,7 +163,8 @@ def failed_verdict(task: Task, stage: Stage, status: Status, message: str) -> Ve
         compiled=False,
         correct=False,
         reward=-1,
-        message=message,
+        message=f"{SERVICE_ERROR} {message}" if service_error else message,
+        service_error=service_error,
     )
 
 

@@ -9,6 +9,7 @@ fresh input sets under the runtime guard, and timed against eager and torch.comp
     outcome.py              Failure and Correct, and the one place they become a Verdict
     retry.py                when an evaluation or a timing is tried again, each case named
     verdict.py              Verdict, Status, Stage
+    violation.py            Violation: the rule broken and the check that found it, typed
     config.py               EnvConfig and the default cache folder
     module_mode.py          train or eval: the models' mode, set or by the submission's format
     workspace.py            the workspace layout and the Solution read back from one
@@ -100,6 +101,9 @@ _EXPORTS = {
     "Verdict": "verdict",
     "MethodTimes": "verdict",
     "TorchOp": "verdict",
+    "Check": "violation",
+    "Rule": "violation",
+    "Violation": "violation",
     "DEFAULT_RULES": "guard.profile",
     "RulesProfile": "guard.profile",
     "rules_profile": "guard.profile",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from cuda_agent.sandbox.guard.profile import DEFAULT_RULES
 from cuda_agent.sandbox.reward import milestone_reward
 from cuda_agent.sandbox.verdict import Stage, Status, TorchOp, Verdict
+from cuda_agent.sandbox.violation import Violation
 
 if TYPE_CHECKING:
     from cuda_agent.sandbox.timing.profile import ProfileResult
@@ -27,7 +28,7 @@ class Failure:
 
     status: Status
     message: str
-    violations: tuple[str, ...] = ()
+    violations: tuple[Violation, ...] = ()
     max_abs_error: float | None = None
     timing_checks: dict[str, float] | None = None
 

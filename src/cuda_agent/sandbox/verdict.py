@@ -6,6 +6,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cuda_agent.sandbox.violation import Violation
+
 
 class Status(StrEnum):
     OK = "ok"  # compiled, ran, matched (and was timed, at stage profile)
@@ -67,7 +69,7 @@ class Verdict(BaseModel):
     status: Status
     compiled: bool
     correct: bool
-    violations: list[str] = Field(default_factory=list)
+    violations: list[Violation] = Field(default_factory=list)  # each prints as its message
     # cuda-agent | kernelbench: the rules profile the guard judged by (guard/profile.py); None
     # where no guard ran (a missing solution), or in results written before profiles existed
     rules: str | None = None
@@ -96,6 +98,9 @@ class Verdict(BaseModel):
     # what the harness changed in the submission to score it (architecture flags replaced)
     notes: list[str] = Field(default_factory=list)
     message: str = ""
+    # the service running the evaluation failed it (a worker lost twice, an exception out of the
+    # environment), not the candidate: a bench rerun evaluates it again
+    service_error: bool = False
 
     def summary(self) -> str:
         """A few human-readable lines."""

@@ -92,7 +92,7 @@ def _report(case: Path, kind: str, verdict: Verdict, passed: bool, **extra) -> N
         "status": verdict.status.value,
         "reward": verdict.reward,
         "correct": verdict.correct,
-        "violations": verdict.violations,
+        "violations": [v.message for v in verdict.violations],
         "message": verdict.message[:2000],
         "seconds": verdict.seconds,
         "passed": passed,

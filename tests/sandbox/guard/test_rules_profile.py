@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cuda_agent.errors import UserError
-from cuda_agent.sandbox import EnvConfig, read_solution, solution_from_files
+from cuda_agent.sandbox import Check, EnvConfig, Rule, read_solution, solution_from_files
 from cuda_agent.sandbox.guard import static_cpp
 from cuda_agent.sandbox.guard.findings import judge
 from cuda_agent.sandbox.guard.profile import Family, RulesProfile, refuses, rules_profile
@@ -78,6 +78,10 @@ def test_every_python_rule_has_a_family():
     assert set(MESSAGES) <= set(PY_FAMILIES)
 
 
+def test_every_rule_with_a_family_has_a_rule_id():
+    assert set(PY_FAMILIES) | set(CPP_FAMILIES) <= {r.value for r in Rule}
+
+
 def test_every_cpp_rule_named_outright_has_a_family():
     """(The rules chosen between two, method or integrity_method and aten_compute or aten, are
     each met by the C++ cases below.)"""
@@ -92,8 +96,12 @@ def test_every_cpp_rule_named_outright_has_a_family():
 def test_a_partial_kernel_is_refused_by_cuda_agent_and_listed_by_kernelbench():
     folder = RULES / "partial_add_relu"
     refused = _judged(folder, CUDA_AGENT)
-    assert refused.violations == ("model_new.py:16: calls torch.relu (PyTorch compute); "
-                                  "write a kernel instead",) and not refused.torch_ops  # fmt: skip
+    [relu] = refused.violations
+    assert relu.message == (
+        "model_new.py:16: calls torch.relu (PyTorch compute); write a kernel instead"
+    )
+    assert (relu.rule, relu.check) == (Rule.TORCH_COMPUTE, Check.STATIC_GUARD)
+    assert not refused.torch_ops
     listed = _judged(folder, KERNELBENCH)
     assert listed.violations == ()
     assert [(o.op, o.file, o.line, o.layer) for o in listed.torch_ops] == [
@@ -103,7 +111,8 @@ def test_a_partial_kernel_is_refused_by_cuda_agent_and_listed_by_kernelbench():
 
 def test_a_kept_module_is_refused_by_cuda_agent_and_listed_by_kernelbench():
     folder = RULES / "kept_conv3d"
-    assert any("self.conv (torch.nn.Conv3d" in v for v in _judged(folder, CUDA_AGENT).violations)
+    refused = _judged(folder, CUDA_AGENT).violations
+    assert any("self.conv (torch.nn.Conv3d" in v.message for v in refused)
     listed = _judged(folder, KERNELBENCH)
     assert listed.violations == ()
     assert [(o.op, o.file, o.line) for o in listed.torch_ops] == [
@@ -118,9 +127,8 @@ def test_the_cuda_agent_profile_judges_exactly_as_check_static():
         *map(guard_case_solution, STATIC),
     ]:
         solution = read_solution(folder)
-        assert list(judge(static_findings(solution), CUDA_AGENT).violations) == check_static(
-            solution
-        )
+        judged = judge(static_findings(solution), CUDA_AGENT)
+        assert [v.message for v in judged.violations] == check_static(solution)
 
 
 def _py(body: str, init: str = "") -> str:
@@ -287,4 +295,5 @@ def test_runtime_cheats_and_honest_solutions_read_alike_under_kernelbench(folder
 def test_the_no_kernel_solution_is_refused_under_both_profiles():
     folder = SANDBOX / "cheats" / "c7_identity_relu_python"
     for profile in RulesProfile:
-        assert any("never calls cuda_extension" in v for v in _judged(folder, profile).violations)
+        refused = _judged(folder, profile).violations
+        assert any("never calls cuda_extension" in v.message for v in refused)

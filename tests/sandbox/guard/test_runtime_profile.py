@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 import torch
 
-from cuda_agent.sandbox import EnvConfig, Stage
+from cuda_agent.sandbox import Check, EnvConfig, Rule, Stage
 from cuda_agent.sandbox.check.verify import check_outputs
 from cuda_agent.sandbox.guard.findings import judge
 from cuda_agent.sandbox.guard.profile import RulesProfile
@@ -37,11 +37,17 @@ def _judged(trace: Trace, profile: RulesProfile):
     return judge(trace_findings(trace, OWN, profile), profile)
 
 
+def _messages(judged) -> list[str]:
+    return [v.message for v in judged.violations]
+
+
 def test_dispatched_compute_is_refused_by_cuda_agent_and_listed_by_kernelbench():
     x = torch.randn(8, 8)
     trace = _recorded(lambda: torch.relu(torch.empty_like(x)))
-    assert _judged(trace, CUDA_AGENT).violations == tuple(judge_trace(trace, OWN))
+    assert _messages(_judged(trace, CUDA_AGENT)) == judge_trace(trace, OWN)
     assert len(judge_trace(trace, OWN)) == 1 and "aten::relu" in judge_trace(trace, OWN)[0]
+    [relu] = _judged(trace, CUDA_AGENT).violations
+    assert (relu.rule, relu.check) == (Rule.DISPATCHED_COMPUTE, Check.RUNTIME_GUARD)
     listed = _judged(trace, KERNELBENCH)
     assert listed.violations == ()
     assert [(o.op, o.layer, o.file) for o in listed.torch_ops] == [
@@ -62,7 +68,9 @@ def test_an_op_that_narrows_floats_is_refused_under_kernelbench(fn):
     x = torch.randn(8, 8)
     trace = _recorded(lambda: fn(x))
     assert trace.lowered
-    assert _judged(trace, KERNELBENCH).violations
+    assert {v.rule for v in _judged(trace, KERNELBENCH).violations} == {
+        Rule.DISPATCHED_LOWER_PRECISION
+    }
 
 
 @pytest.mark.parametrize(
@@ -85,7 +93,7 @@ def test_the_recorder_without_a_lowered_counter_counts_ops_only():
 
 def test_pytorch_kernels_beside_the_solution_s_are_listed_by_kernelbench():
     trace = Trace(ops=Counter({"aten::relu": 1}), kernels=[ADD, TORCH_RELU])
-    assert _judged(trace, CUDA_AGENT).violations == tuple(judge_trace(trace, OWN))
+    assert _messages(_judged(trace, CUDA_AGENT)) == judge_trace(trace, OWN)
     listed = _judged(trace, KERNELBENCH)
     assert listed.violations == ()
     assert {o.layer for o in listed.torch_ops} == {"runtime_dispatch", "runtime_kernels"}
@@ -95,7 +103,8 @@ def test_pytorch_kernels_beside_the_solution_s_are_listed_by_kernelbench():
 def test_a_forward_that_runs_none_of_its_kernels_is_refused_by_both(profile):
     trace = Trace(ops=Counter({"aten::relu": 1}), kernels=[TORCH_RELU])
     violations = _judged(trace, profile).violations
-    assert any("none of the extension's kernels ran" in v for v in violations)
+    [none] = [v for v in violations if "none of the extension's kernels ran" in v.message]
+    assert (none.rule, none.check) == (Rule.NO_OWN_KERNEL, Check.RUNTIME_GUARD)
 
 
 TORCH_ADD = (
@@ -112,7 +121,7 @@ def test_a_kernel_name_inside_pytorch_s_kernel_names_does_not_make_them_the_solu
     # a file that defines a kernel it never launches, named to appear in PyTorch's kernel names
     trace = Trace(ops=Counter({"aten::add": 1}), kernels=[TORCH_ADD])
     violations = judge(trace_findings(trace, own, profile), profile).violations
-    assert any("none of the extension's kernels ran" in v for v in violations)
+    assert any("none of the extension's kernels ran" in v.message for v in violations)
 
 
 @pytest.mark.parametrize("profile", list(RulesProfile), ids=str)
@@ -135,7 +144,7 @@ def test_a_triton_kernel_named_like_inductor_s_is_the_solution_s_when_its_build_
     inductor = Trace(ops=Counter(), kernels=["triton_poi_fused_add_0", "triton_add_kernel"])
     judged = judge(trace_findings(inductor, {"triton_add_kernel"}, profile), profile)
     if profile == CUDA_AGENT:
-        assert any("triton_poi_fused_add_0" in v for v in judged.violations)
+        assert any("triton_poi_fused_add_0" in v for v in _messages(judged))
     else:
         assert judged.violations == ()
         assert [o.op for o in judged.torch_ops] == ["triton_poi_fused_add_0"]
@@ -143,9 +152,9 @@ def test_a_triton_kernel_named_like_inductor_s_is_the_solution_s_when_its_build_
 
 def test_library_kernels_count_as_the_solution_s_only_where_pytorch_computed_nothing():
     kept_conv = Trace(ops=Counter({"aten::convolution": 1}), kernels=[CUDNN])
-    assert _judged(kept_conv, CUDA_AGENT).violations == tuple(judge_trace(kept_conv, OWN))
+    assert _messages(_judged(kept_conv, CUDA_AGENT)) == judge_trace(kept_conv, OWN)
     assert not any("none of" in v for v in judge_trace(kept_conv, OWN))  # as before profiles
-    assert any("none of" in v for v in _judged(kept_conv, KERNELBENCH).violations)
+    assert any("none of" in v for v in _messages(_judged(kept_conv, KERNELBENCH)))
     own_cublas = Trace(ops=Counter({"aten::empty": 1}), kernels=[CUDNN])
     for profile in RulesProfile:
         assert _judged(own_cublas, profile).violations == ()

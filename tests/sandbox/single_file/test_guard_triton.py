@@ -69,7 +69,7 @@ def test_a_file_that_defines_no_kernel_is_refused():
 def test_the_no_kernel_refusal_holds_under_kernelbench_too():
     judged = judge(file_findings("model_new.py", fixture("no_kernel"), "ModelNew"),
                    RulesProfile.KERNELBENCH)  # fmt: skip
-    assert [v.split(": ", 1)[1] for v in judged.violations] == [NO_KERNEL]
+    assert [v.message.split(": ", 1)[1] for v in judged.violations] == [NO_KERNEL]
     assert [o.op for o in judged.torch_ops] == ["torch.relu"]
 
 
@@ -139,7 +139,8 @@ def test_a_partial_triton_file_is_refused_by_cuda_agent_and_listed_by_kernelbenc
     text = fixture("partial_torch")
     findings = file_findings("model_new.py", text, "ModelNew")
     refused = judge(findings, RulesProfile.CUDA_AGENT)
-    assert refused.violations == (f"model_new.py:{_line(text, 'return torch.relu')}: {RELU}",)
+    [relu] = refused.violations
+    assert relu.message == f"model_new.py:{_line(text, 'return torch.relu')}: {RELU}"
     listed = judge(findings, RulesProfile.KERNELBENCH)
     assert listed.violations == ()
     assert [(o.op, o.file, o.line, o.layer) for o in listed.torch_ops] == [

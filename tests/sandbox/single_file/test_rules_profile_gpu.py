@@ -38,7 +38,7 @@ def _evaluate(cache: Path, rules: str, task: Path, solution: Path, stage: Stage 
 def test_a_partial_kernel_is_a_violation_by_default_and_correct_under_kernelbench(cache, solution):
     refused = _evaluate(cache, "cuda-agent", ADD_RELU, solution)
     assert refused.status == Status.VIOLATION and refused.reward == -1, refused.summary()
-    assert any("torch.relu" in v for v in refused.violations) and refused.torch_ops == []
+    assert any("torch.relu" in v.message for v in refused.violations) and refused.torch_ops == []
     allowed = _evaluate(cache, "kernelbench", ADD_RELU, solution, Stage.PROFILE)
     assert allowed.status == Status.OK and allowed.correct, allowed.summary()
     assert allowed.reward >= 1 and allowed.candidate_ms is not None, allowed.summary()
@@ -52,4 +52,4 @@ def test_fp16_rounding_seen_by_the_runtime_guard_is_refused_under_kernelbench(ca
     cheat = HERE / "cheats" / "c7_half_by_conversion_in_forward"
     verdict = _evaluate(cache, "kernelbench", HERE.parent / "tasks" / "scale_gelu.py", cheat)
     assert verdict.status == Status.VIOLATION and verdict.reward == -1, verdict.summary()
-    assert any("aten::_to_copy" in v for v in verdict.violations), verdict.violations
+    assert any("aten::_to_copy" in v.message for v in verdict.violations), verdict.violations

@@ -86,7 +86,7 @@ def test_a_model_class_named_as_the_entry_point_is_not_the_reference(env, task):
     model = (HERE / "honest" / "entry_model" / "model_new.py").read_text()
     told = env.evaluate(task, single_file_solution(model, "ModelNew"), Stage.COMPILE)
     assert told.status == Status.VIOLATION
-    assert any("name yours ModelNew" in v for v in told.violations), told.violations
+    assert any("name yours ModelNew" in v.message for v in told.violations), told.violations
     entered = env.evaluate(task, single_file_solution(model, "Model"), Stage.COMPILE)
     assert entered.status == Status.OK and not entered.violations, entered.summary()
 
@@ -160,7 +160,7 @@ BASE = (HERE / "honest" / "strings" / "model_new.py").read_text()
 def test_bad_file_gets_a_clear_verdict(env, task, name, text, status, says):
     verdict = _verdict(env, task, text)
     assert verdict.status == status, verdict.summary()
-    assert says in verdict.message + " ".join(verdict.violations), verdict.summary()
+    assert says in verdict.message + " ".join(map(str, verdict.violations)), verdict.summary()
 
 
 def test_an_honest_triton_file_without_triton_installed_says_what_ran(env):

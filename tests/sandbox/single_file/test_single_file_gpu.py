@@ -55,9 +55,9 @@ def caught_by(verdict: Verdict) -> str:
     sources), the runtime guard (dispatcher or kernel trace), the correctness check, the
     confinement, or none."""
     if verdict.status == Status.VIOLATION:
-        if any(v.startswith("model_new.py:") for v in verdict.violations):
+        if any(v.message.startswith("model_new.py:") for v in verdict.violations):
             return "static guard (Python)"
-        if any(v.startswith(("load_inline(", "load(")) for v in verdict.violations):
+        if any(v.message.startswith(("load_inline(", "load(")) for v in verdict.violations):
             return "static guard (extension sources or flags)"
         return "runtime guard"
     if verdict.status == Status.MISMATCH:
@@ -78,7 +78,7 @@ def _report(case: Path, kind: str, verdict: Verdict, passed: bool) -> None:
         "status": verdict.status.value,
         "reward": verdict.reward,
         "caught_by_check": caught_by(verdict),
-        "violations": verdict.violations,
+        "violations": [v.message for v in verdict.violations],
         "notes": verdict.notes,
         "message": verdict.message[:2000],
         "seconds": verdict.seconds,

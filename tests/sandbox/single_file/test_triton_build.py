@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from cuda_agent.sandbox import Check, Rule
 from cuda_agent.sandbox.process.messages import TritonCubin, TritonLauncher
 from cuda_agent.sandbox.single_file.triton_build import (
     DRIVER_MODULE,
@@ -59,6 +60,7 @@ def test_ptxas_takes_only_the_flags_triton_passes(tools, tmp_path, flag):
         run_ptxas(TritonCubin(ptx=PTX, flags=(*FLAGS, flag), arch=90), tools, tmp_path, 60.0)
     assert err.value.failure.status == Status.VIOLATION
     assert flag in err.value.failure.message
+    assert [v.rule for v in err.value.failure.violations] == [Rule.PTXAS_FLAGS]
 
 
 def test_a_ptxas_error_is_the_kernel_s_compile_error(tools, tmp_path):
@@ -79,14 +81,19 @@ def test_triton_s_c_modules_are_compiled_once(tools, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("name", "source"),
-    [("my_helper", "int f(void) { return 0; }"), (DRIVER_MODULE, DRIVER + "int extra;\n")],
+    ("name", "source", "rule"),
+    [
+        ("my_helper", "int f(void) { return 0; }", Rule.TRITON_MODULE),
+        (DRIVER_MODULE, DRIVER + "int extra;\n", Rule.TRITON_DRIVER),
+    ],
     ids=["other_module", "changed_driver"],
 )
-def test_only_the_modules_triton_generates_are_compiled(tools, tmp_path, name, source):
+def test_only_the_modules_triton_generates_are_compiled(tools, tmp_path, name, source, rule):
     with pytest.raises(TritonBuildError) as err:
         build_launcher(TritonLauncher(name=name, source=source), tools, tmp_path, 60.0)
     assert err.value.failure.status == Status.VIOLATION
+    [violation] = err.value.failure.violations
+    assert (violation.rule, violation.check) == (rule, Check.RUNTIME_GUARD)
     assert not list(tmp_path.rglob("*.so"))
 
 

@@ -68,4 +68,4 @@ def test_a_triton_file_whose_kernel_never_runs_is_refused_under_every_profile(ca
     verdict = _evaluate(cache, ADD_RELU, TRITON / "launch_never.py", Stage.VERIFY, rules)
     assert verdict.status == Status.VIOLATION and verdict.reward == -1, verdict.summary()
     if rules == "kernelbench":
-        assert any("none of the extension's kernels ran" in v for v in verdict.violations)
+        assert any("none of the extension's kernels ran" in v.message for v in verdict.violations)

@@ -7,7 +7,7 @@ import time
 import pytest
 import torch
 
-from cuda_agent.sandbox import EnvConfig
+from cuda_agent.sandbox import Check, EnvConfig, Rule
 from cuda_agent.sandbox.process.candidate import RoundTrip
 from cuda_agent.sandbox.process.messages import Call, Done, Ping, Stored, StoreSets, Timed
 from cuda_agent.sandbox.timing import interleave
@@ -51,12 +51,13 @@ def test_a_loaded_host_slows_the_call_and_its_ping_alike_and_passes():
 def test_work_left_on_another_stream_is_escaped_time():
     # forward returns after 0.05 ms; the device is busy 2 ms longer
     [found] = cross_check(_calls(0.05, 2.0), _pings(), [0.0] * 12, TRUSTED).violations()
-    assert "still running when forward returned" in found and "1.980 ms" in found
+    assert "still running when forward returned" in found.message and "1.980 ms" in found.message
+    assert (found.rule, found.check) == (Rule.ESCAPED_WORK, Check.TIMING_CHECKS)
 
 
 def test_escaped_work_shows_through_an_equally_loaded_ping():
     [found] = cross_check(_calls(0.05, 2.06), _pings(0.06), [0.0] * 12, TRUSTED).violations()
-    assert "still running when forward returned" in found
+    assert "still running when forward returned" in found.message
 
 
 # the reference's calls waiting 0.815 ms for the device: veRL trained on the same H100
@@ -73,20 +74,22 @@ def test_another_processs_work_on_the_gpu_is_not_work_the_candidate_left():
 
 def test_work_left_running_shows_through_another_processs_work():
     [found] = cross_check(_calls(0.05, 2.8), _pings(0.333), [0.0] * 12, BUSY_GPU).violations()
-    assert "still running when forward returned" in found and "0.815 ms after the ref" in found
+    assert "still running when forward returned" in found.message
+    assert "0.815 ms after the ref" in found.message
 
 
 def test_device_time_beyond_the_host_clock_is_tampering():
     calls = _calls(0.3, 0.02)
     calls[3] = CallTime(0.3, 5.0, 0.4)
     [found] = cross_check(calls, _pings(), [0.0] * 12, TRUSTED).violations()
-    assert "1 of 12 calls" in found
+    assert "1 of 12 calls" in found.message and found.rule == Rule.DEVICE_OVER_HOST
 
 
 def test_times_smaller_than_the_parents_clock_are_not_real():
     # the candidate reports 0.1 ms while the round trip, less a ping's, says 3 ms more
     [found] = cross_check(_calls(0.1, 0.02), _pings(), [3.0] * 12, TRUSTED).violations()
-    assert "less than the parent's wall clock" in found
+    assert "less than the parent's wall clock" in found.message
+    assert (found.rule, found.check) == (Rule.UNREPORTED_TIME, Check.TIMING_CHECKS)
 
 
 def test_a_busy_host_stretching_half_the_calls_is_not_a_patched_clock():
@@ -99,7 +102,7 @@ def test_a_busy_host_stretching_half_the_calls_is_not_a_patched_clock():
 def test_a_patched_clock_under_reports_even_the_least_stretched_calls():
     unreported = [1.4, 1.5, 1.6, 1.7, 3.9, -2.0] * 2  # one ping in six itself stretched
     [found] = cross_check(_calls(0.1, 0.02), _pings(), unreported, TRUSTED).violations()
-    assert "at least 1.400 ms less than the parent's wall clock" in found
+    assert "at least 1.400 ms less than the parent's wall clock" in found.message
 
 
 def test_jitter_below_the_thresholds_passes():
@@ -333,7 +336,7 @@ def test_a_timed_call_that_ran_pytorchs_kernels_is_a_violation(cpu_timer):
     result = _profile(log, cand)
     assert result.failure.status.value == "violation"
     assert "timed call 1 of 8" in result.failure.message
-    assert any("PyTorch's kernel" in v for v in result.failure.violations)
+    assert any("PyTorch's kernel" in v.message for v in result.failure.violations)
 
 
 def test_a_partial_kernels_timed_calls_pass_under_the_kernelbench_rules(cpu_timer):
@@ -349,7 +352,7 @@ def test_a_timed_call_without_the_solutions_kernels_is_a_violation_under_kernelb
     result = _profile([], _Cand([], lambda x: x * 2, kernels=kernels), rules="kernelbench")
     assert result.failure.status.value == "violation"
     assert "none of the extension's kernels ran" in result.failure.message
-    assert not any("PyTorch's kernel" in v for v in result.failure.violations)
+    assert not any("PyTorch's kernel" in v.message for v in result.failure.violations)
 
 
 def test_a_timed_call_without_the_solutions_kernels_is_a_violation(cpu_timer):

@@ -34,7 +34,8 @@ def check_outputs(
         found = [f for t in reply.traces for f in trace_findings(t, own_kernels, config.rules)]
         judged = judge(found, config.rules)
         head.list_ops(judged.torch_ops)
-        violations = sorted(set(judged.violations))
+        # each line once over the traces, in the order of its text
+        violations = sorted({v.message: v for v in judged.violations}.values(), key=str)
         if violations:
             return Failure(
                 Status.VIOLATION,

@@ -1,6 +1,6 @@
-"""A guard finding, typed: its line as the verdict shows it, its rule's family, and for PyTorch
-compute the op and where it was seen. `judge` splits findings by a rules profile into the
-violations that refuse the solution and the torch ops the verdict lists."""
+"""A guard finding, typed: its line as the verdict shows it, its rule and the rule's family, and
+for PyTorch compute the op and where it was seen. `judge` splits findings by a rules profile into
+the violations that refuse the solution and the torch ops the verdict lists."""
 
 from __future__ import annotations
 
@@ -9,11 +9,20 @@ from dataclasses import dataclass
 
 from cuda_agent.sandbox.guard.profile import Family, Layer, RulesProfile, refuses
 from cuda_agent.sandbox.verdict import TorchOp
+from cuda_agent.sandbox.violation import Check, Rule, Violation
+
+_CHECK = {
+    Layer.STATIC_PYTHON: Check.STATIC_GUARD,
+    Layer.STATIC_CPP: Check.STATIC_GUARD,
+    Layer.RUNTIME_DISPATCH: Check.RUNTIME_GUARD,
+    Layer.RUNTIME_KERNELS: Check.RUNTIME_GUARD,
+}
 
 
 @dataclass(frozen=True)
 class Finding:
     text: str  # the violation line (`path:line: what; fix` for the static guard)
+    rule: Rule
     family: Family
     layer: Layer
     op: str | None = None  # what PyTorch computes, for a torch_compute finding
@@ -23,10 +32,13 @@ class Finding:
     def torch_op(self) -> TorchOp:
         return TorchOp(op=self.op or self.text, layer=self.layer, file=self.file, line=self.line)
 
+    def violation(self) -> Violation:
+        return Violation(rule=self.rule, check=_CHECK[self.layer], message=self.text)
+
 
 @dataclass(frozen=True)
 class Judged:
-    violations: tuple[str, ...]  # refuse the solution
+    violations: tuple[Violation, ...]  # refuse the solution
     torch_ops: tuple[TorchOp, ...]  # allowed by the profile, listed in the verdict
 
 
@@ -35,7 +47,7 @@ def judge(findings: Iterable[Finding], profile: RulesProfile) -> Judged:
     violations, listed = [], []
     for f in findings:
         if refuses(profile, f.family):
-            violations.append(f.text)
+            violations.append(f.violation())
         else:
             listed.append(f.torch_op())
     return Judged(tuple(violations), tuple(dict.fromkeys(listed)))

@@ -404,7 +404,8 @@ PY_FAMILIES = {
 }  # fmt: skip
 CPP_FAMILIES = {
     "include": _I, "directive": _I, "computed_include": _I, "macro": _I, "load_hook": _I,
-    "python_c_api": _I, "integrity_method": _I, "pybind_method": _I, "using_namespace": _I,
+    "pybind11_module": _I, "python_c_api": _I, "integrity_method": _I, "pybind_method": _I,
+    "using_namespace": _I,
     "namespace_alias": _I, "aten": _I, "pybind": _I, "std": _I,
     "cub_device": _I, "thrust": _I, "sys": _I, "cuda_state": _I,
     "include_aten": _T, "method": _T, "aten_compute": _T,

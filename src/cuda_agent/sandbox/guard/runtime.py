@@ -25,6 +25,7 @@ from cuda_agent.sandbox.guard.findings import Finding, texts
 from cuda_agent.sandbox.guard.profile import DEFAULT_RULES, Family, Layer, RulesProfile, refuses
 from cuda_agent.sandbox.timing.call import synchronize
 from cuda_agent.sandbox.timing.gpu_work import GpuRecorder
+from cuda_agent.sandbox.violation import Rule
 
 # aten ops a candidate may dispatch: allocation, views, metadata. Everything else is compute.
 ALLOWED_OPS = frozenset(
@@ -126,6 +127,7 @@ def trace_findings(
         Finding(
             f"forward dispatched {op} ({n}x): PyTorch computed part of the result; do that work "
             "in a kernel (only allocation, views and metadata may go through PyTorch)",
+            Rule.DISPATCHED_LOWER_PRECISION if trace.lowered.get(op) else Rule.DISPATCHED_COMPUTE,
             Family.INTEGRITY if trace.lowered.get(op) else Family.TORCH_COMPUTE,
             Layer.RUNTIME_DISPATCH,
             op,
@@ -147,6 +149,7 @@ def trace_findings(
     found += [
         Finding(
             f"forward launched PyTorch's kernel {_short(k)}: PyTorch did the work",
+            Rule.TORCH_KERNEL,
             Family.TORCH_COMPUTE,
             Layer.RUNTIME_KERNELS,
             _short(k),
@@ -165,6 +168,7 @@ def trace_findings(
             Finding(
                 "none of the extension's kernels ran during forward "
                 f"(kernels seen: {', '.join(_short(k) for k in trace.kernels[:5]) or 'none'})",
+                Rule.NO_OWN_KERNEL,
                 Family.INTEGRITY,
                 Layer.RUNTIME_KERNELS,
             )

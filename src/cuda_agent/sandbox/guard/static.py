@@ -21,6 +21,7 @@ from cuda_agent.sandbox.guard.profile import Family, Layer
 from cuda_agent.sandbox.guard.rules import ALLOWED_IMPORTS, ALLOWED_INCLUDES
 from cuda_agent.sandbox.guard.static_cpp import cpp_findings
 from cuda_agent.sandbox.guard.static_py import python_findings
+from cuda_agent.sandbox.violation import Rule
 from cuda_agent.sandbox.workspace import INFRA_FILES, Solution
 
 CPP_SUFFIXES = (".cu", ".cuh", ".cpp", ".h", ".hpp")
@@ -53,7 +54,7 @@ def static_findings(solution: Solution, rules: StaticRules | None = None) -> lis
                 "it; remove it (the harness provides binding.cpp and binding_registry.h)"
             )
             layer = Layer.STATIC_PYTHON if path.endswith(".py") else Layer.STATIC_CPP
-            found.append(Finding(message, Family.INTEGRITY, layer, None, path, 1))
+            found.append(Finding(message, Rule.INFRA_FILE, Family.INTEGRITY, layer, None, path, 1))
         if path.endswith(".py"):
             found += python_findings(path, text, rules.allowed_imports)
         elif path.endswith(CPP_SUFFIXES):

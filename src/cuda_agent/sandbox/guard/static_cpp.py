@@ -48,6 +48,7 @@ from cuda_agent.sandbox.guard.rules import (
     SYS_DISTINCT,
     SYS_FIX,
 )
+from cuda_agent.sandbox.violation import Rule
 
 # ------------------------------------------------------------------------------------- checks
 
@@ -84,9 +85,10 @@ def cpp_findings(
     unique: dict[tuple[int, str], _Problem] = {}
     for line, problem in found:
         unique.setdefault((line, problem.text), problem)
+    layer = Layer.STATIC_CPP
     return [
         Finding(
-            f"{path}:{line}: {p.text}", CPP_FAMILIES[p.rule], Layer.STATIC_CPP, p.op, path, line
+            f"{path}:{line}: {p.text}", Rule(p.rule), CPP_FAMILIES[p.rule], layer, p.op, path, line
         )
         for (line, _), p in sorted(unique.items(), key=lambda f: f[0][0])
     ]
@@ -145,7 +147,9 @@ def _token_problem(toks: list[tuple[str, int]], i: int, defined: frozenset[str])
     prev, prev2 = (toks[i - 1][0] if i else ""), (toks[i - 2][0] if i > 1 else "")
     nxt = toks[i + 1][0] if i + 1 < len(toks) else ""
     if tok in FORBIDDEN_MACROS:
-        return _Problem("macro", f"uses {tok}: {FORBIDDEN_MACROS[tok]}")
+        # a module of its own is a rule apart: a single-file extension defines one
+        rule = "pybind11_module" if tok == "PYBIND11_MODULE" else "macro"
+        return _Problem(rule, f"uses {tok}: {FORBIDDEN_MACROS[tok]}")
     if tok == "__attribute__" and {"constructor", "destructor"} & {t for t, _ in toks[i : i + 6]}:
         return _Problem(
             "load_hook",

@@ -56,6 +56,7 @@ from cuda_agent.sandbox.guard.rules import (
     TORCH_MODULES,
     VIEW_PROPERTIES,
 )
+from cuda_agent.sandbox.violation import Rule
 
 _PIECES = ("split", "chunk", "unbind")  # views that return a tuple of tensors
 _PIECE_FUNCTIONS = frozenset(f"torch.{n}" for n in _PIECES)
@@ -95,7 +96,8 @@ def python_findings(
         tree = ast.parse(text)
     except SyntaxError as err:
         message = f"{path}:{err.lineno}: does not parse ({err.msg}); fix the syntax"
-        return [Finding(message, PY_FAMILIES["syntax"], Layer.STATIC_PYTHON, None, path)]
+        family = PY_FAMILIES["syntax"]
+        return [Finding(message, Rule.SYNTAX, family, Layer.STATIC_PYTHON, None, path)]
     checker = _Checker(tree, allowed_imports, dialect)
     checker.visit(tree)
     entry = dialect.entry_point
@@ -105,8 +107,9 @@ def python_findings(
     unique: dict[tuple[int, str], tuple[str, str | None]] = {}
     for line, msg, rule, op in checker.found:
         unique.setdefault((line, msg), (rule, op))
+    layer = Layer.STATIC_PYTHON
     return [
-        Finding(f"{path}:{line}: {msg}", PY_FAMILIES[rule], Layer.STATIC_PYTHON, op, path, line)
+        Finding(f"{path}:{line}: {msg}", Rule(rule), PY_FAMILIES[rule], layer, op, path, line)
         for (line, msg), (rule, op) in sorted(unique.items(), key=lambda f: f[0][0])
     ]
 

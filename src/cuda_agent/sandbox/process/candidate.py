@@ -22,6 +22,7 @@ from cuda_agent.sandbox.process.messages import (
 from cuda_agent.sandbox.process.watch import Exit, kill_tree, start_process, wait_ready
 from cuda_agent.sandbox.timing import run_queue
 from cuda_agent.sandbox.verdict import Status
+from cuda_agent.sandbox.violation import Check, Rule, Violation
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,12 @@ class CandidateFailure(Exception):
     def __init__(self, status: Status, message: str, out_of_memory: bool = False):
         super().__init__(message)
         # a violation here is the GPU trace stopped: its first line names it
-        violations = (message.splitlines()[0],) if status == Status.VIOLATION else ()
+        violations: tuple[Violation, ...] = ()
+        if status == Status.VIOLATION:
+            first = message.splitlines()[0]
+            violations = (
+                Violation(rule=Rule.TRACE_TAMPERED, check=Check.RUNTIME_GUARD, message=first),
+            )
         self.failure = Failure(status, message, violations)
         self.out_of_memory = out_of_memory
 

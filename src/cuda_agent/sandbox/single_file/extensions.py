@@ -47,6 +47,7 @@ from cuda_agent.sandbox.single_file.triton_build import (
     triton_tools,
 )
 from cuda_agent.sandbox.verdict import Status, TorchOp
+from cuda_agent.sandbox.violation import Check, Rule, Violation
 
 
 class ExtensionRefused(CandidateFailure):
@@ -184,8 +185,12 @@ class ExtensionBuilder:
         flags = call_flags(call, self.toolchain.arch)
         judged = judge(call_findings(call), self.rules)
         violations = list(judged.violations) + [
-            f"{label} passes {f}, which the harness does not allow (it could run or link code "
-            "the guard never read); use optimisation flags and -D macros only"
+            Violation(
+                rule=Rule.BUILD_FLAG,
+                check=Check.STATIC_GUARD,
+                message=f"{label} passes {f}, which the harness does not allow (it could run or "
+                "link code the guard never read); use optimisation flags and -D macros only",
+            )
             for f in flags.refused
         ]
         if violations:

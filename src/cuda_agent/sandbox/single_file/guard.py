@@ -29,6 +29,7 @@ from cuda_agent.sandbox.guard.static_cpp import cpp_findings
 from cuda_agent.sandbox.guard.static_py import PythonDialect, python_findings
 from cuda_agent.sandbox.process.messages import ExtensionCall
 from cuda_agent.sandbox.single_file.triton_source import is_triton, triton_kernel_names
+from cuda_agent.sandbox.violation import Rule
 
 BUILDERS = frozenset({"torch.utils.cpp_extension.load_inline", "torch.utils.cpp_extension.load"})
 IMPORTS = ALLOWED_IMPORTS | frozenset(
@@ -45,7 +46,6 @@ _OS_ALLOWED = frozenset(
     "cpu_count".split()
 )
 INCLUDES = (*ALLOWED_INCLUDES, "pybind11/pybind11.h", "pybind11/stl.h")
-_OWN_MODULE = re.compile(r": uses PYBIND11_MODULE: ")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -138,12 +138,13 @@ def call_findings(call: ExtensionCall) -> list[Finding]:
         names = frozenset(pieces)
     for name, text in pieces.items():
         found += [
-            f for f in cpp_findings(name, text, names, INCLUDES) if not _OWN_MODULE.search(f.text)
+            f for f in cpp_findings(name, text, names, INCLUDES) if f.rule != Rule.PYBIND11_MODULE
         ]
     bad = [name for name, _ in call.functions if not _IDENTIFIER.fullmatch(name)]
     found += [
         Finding(
             f"functions: {name!r} is not a C++ function name; name the wrapper",
+            Rule.WRAPPER_NAME,
             Family.INTEGRITY,
             Layer.STATIC_CPP,
         )

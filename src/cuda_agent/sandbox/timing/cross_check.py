@@ -18,6 +18,7 @@ import statistics
 from dataclasses import dataclass
 
 from cuda_agent.sandbox.timing.call import CallTime
+from cuda_agent.sandbox.violation import Check, Rule, Violation
 
 # Above this median wait for the device after the reference's calls, other work shared the GPU
 # while it was timed (an idle GPU: 0.02-0.10 ms, above).
@@ -82,31 +83,38 @@ class TimingChecks:
     def _allowed_ms(self) -> float:
         return max(0.5, 0.25 * self.host_ms)
 
-    def violations(self) -> list[str]:
+    def violations(self) -> list[Violation]:
         """What the reported times contradict (thresholds leave room for honest jitter)."""
         found = []
+
+        def contradicted(rule: Rule, message: str) -> None:
+            found.append(Violation(rule=rule, check=Check.TIMING_CHECKS, message=message))
+
         allowed = max(0.02, 0.1 * self.candidate_ms)
         beyond_reference = self.sync_gap_ms - self.trusted_sync_gap_ms
         if self.escaped_ms > allowed and beyond_reference > allowed:
-            found.append(
+            contradicted(
+                Rule.ESCAPED_WORK,
                 f"about {self.escaped_ms:.3f} ms of GPU work per call was still running when "
                 f"forward returned (a {self.sync_gap_ms:.3f} ms wait for the device after a "
                 f"{self.candidate_ms:.3f} ms call, against {self.ping_sync_gap_ms:.3f} ms after a "
                 f"no-op and {self.trusted_sync_gap_ms:.3f} ms after the reference's calls): a "
-                "stream the caller does not wait on; join side streams before returning"
+                "stream the caller does not wait on; join side streams before returning",
             )
         if self.device_over_host_calls:
-            found.append(
+            contradicted(
+                Rule.DEVICE_OVER_HOST,
                 "the device timer reported more time than the host clock around the call in "
-                f"{self.device_over_host_calls} of {self.calls} calls: the timer was tampered with"
+                f"{self.device_over_host_calls} of {self.calls} calls: the timer was tampered with",
             )
         # honest verdicts' lower quartiles read -19 to -0.04 ms on an H200 whose host had half
         # its cores busy too; the patched clock's 1.39 to 1.47 ms: room on both sides
         if self.wall_clock_disputed:
-            found.append(
+            contradicted(
+                Rule.UNREPORTED_TIME,
                 f"the candidate process reported at least {self.unreported_low_ms:.3f} ms less "
                 "than the parent's wall clock measured in three of every four calls (median "
-                f"{self.unreported_ms:.3f} ms): its reported times are not real"
+                f"{self.unreported_ms:.3f} ms): its reported times are not real",
             )
         return found
 

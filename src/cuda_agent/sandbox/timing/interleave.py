@@ -28,6 +28,7 @@ from cuda_agent.sandbox.outcome import Failure
 from cuda_agent.sandbox.process.messages import Call, DropOutput, Ping, StoreSets, Warmup
 from cuda_agent.sandbox.timing.call import CallTime, L2Flusher, synchronize, timed_call
 from cuda_agent.sandbox.verdict import Status
+from cuda_agent.sandbox.violation import Check, Rule, Violation
 
 _coin = random.SystemRandom()
 
@@ -155,7 +156,8 @@ class Candidate:
         if ran:
             return Failure(
                 Status.VIOLATION,
-                f"timed call {i + 1} of {n}, as the GPU trace recorded it: " + "; ".join(ran),
+                f"timed call {i + 1} of {n}, as the GPU trace recorded it: "
+                + "; ".join(v.message for v in ran),
                 violations=tuple(ran),
             )
         self.worst = max(self.worst, check.max_abs_error or 0.0)
@@ -178,7 +180,7 @@ class Candidate:
         )
         return None
 
-    def _trace_violations(self, t: CallTime) -> list[str]:
+    def _trace_violations(self, t: CallTime) -> list[Violation]:
         """What the GPU trace of one timed call shows that the run's rules profile refuses:
         PyTorch's kernels (listed, not refused, where the profile lets PyTorch compute: the
         verification's trace listed them already), none of the solution's, or no trace at all
@@ -189,7 +191,11 @@ class Candidate:
             return list(judge(found, rules).violations)
         if self.cand.layers.get("kernel_trace"):
             return [
-                "the candidate's process stopped recording GPU activity (it recorded it when it "
-                "started): the GPU trace belongs to the harness"
+                Violation(
+                    rule=Rule.TRACE_STOPPED,
+                    check=Check.RUNTIME_GUARD,
+                    message="the candidate's process stopped recording GPU activity (it recorded "
+                    "it when it started): the GPU trace belongs to the harness",
+                )
             ]
         return []

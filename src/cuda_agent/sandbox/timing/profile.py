@@ -183,7 +183,7 @@ def _timed(job: TimingJob, example: list) -> ProfileResult:
     if violations:
         result.failure = Failure(
             Status.VIOLATION,
-            "the timing cross-checks failed: " + "; ".join(violations),
+            "the timing cross-checks failed: " + "; ".join(v.message for v in violations),
             violations=tuple(violations),
             timing_checks=result.timing_checks,
         )
