@@ -1,4 +1,4 @@
-"""Fixtures of the RL tests: the tiny models, shared by every test of the session."""
+"""Fixtures of the RL tests: the tiny models, made once for the whole pytest run."""
 
 from __future__ import annotations
 

@@ -42,6 +42,7 @@ from cuda_agent.rl import (
     check_model,
     check_rl_extra,
     compose_stage,
+    config_stem,
     describe,
     is_sft,
     pipeline,
@@ -111,7 +112,7 @@ def train(
         raise UserError(f"--agent-loops {agent_loops}: no such file")
     inputs = TrainInputs(
         stage=stage,
-        config=_config_path(config or ("sample" if stage == "teach" else stage)),
+        config=_config_path(config or config_stem(stage)),
         run_dir=run_dir,
         model=model,
         critic=critic,

@@ -42,11 +42,7 @@ def run_sample(inputs: TrainInputs, base_url: str | None, dry_run: bool) -> None
     cfg = cfg.model_copy(update={"server": server})
     out = sample_dir(inputs)
     episodes = plan_episodes(load_tasks(inputs.tasks), cfg.sampling.samples_per_task, out)
-    states = [e.state for e in episodes]
-    typer.echo(
-        f"stage sample: {len(episodes)} episodes ({states.count('done')} done, "
-        f"{states.count('partial')} to resume, {states.count('new')} new) -> {out}"
-    )
+    typer.echo(f"stage sample: {_planned(episodes)} -> {out}")
     launch = base_url is None
     if launch:
         typer.echo("\n" + shlex.join(server_command(server)) + "\n")
@@ -76,18 +72,19 @@ def run_teach(inputs: TrainInputs, dry_run: bool) -> None:
     cfg = load_sample_config(inputs.config)
     out = teach_dir(inputs)
     episodes = teaching_episodes(load_tasks(inputs.tasks), inputs.solutions, out)
-    states = [e.state for e in episodes]
-    typer.echo(
-        f"stage teach: {len(episodes)} episodes from {inputs.solutions} "
-        f"({states.count('done')} done, {states.count('partial')} to resume, "
-        f"{states.count('new')} new) -> {out}"
-    )
+    typer.echo(f"stage teach: {_planned(episodes)} from {inputs.solutions} -> {out}")
     if dry_run:
         return
     run = sample_episodes(
         episodes, cfg, out, on_done=_progress, model_for=scripted_model_for(inputs.solutions)
     )
     _summary("taught", run)
+
+
+def _planned(episodes) -> str:
+    states = [e.state for e in episodes]
+    done, partial, new = (states.count(s) for s in ("done", "partial", "new"))
+    return f"{len(episodes)} episodes ({done} done, {partial} to resume, {new} new)"
 
 
 def _summary(verb: str, run) -> None:

@@ -46,9 +46,9 @@ from cuda_agent.errors import UserError
 from cuda_agent.rl.gpu_memory import PeakGpuMemory
 from cuda_agent.rl.module_run import module_of, output_to, run_module_command
 from cuda_agent.rl.stage_metrics import keep_earlier_attempt, metrics_file
+from cuda_agent.rl.stages import EPISODE_STAGES, config_stem
 
 ORDER = ("teach", "pre_rft", "warmup", "sample", "rft", "value", "ppo")
-EPISODE_STAGES = ("teach", "sample")  # agent episodes, no veRL, nothing to merge
 PPO_STAGES = ("warmup", "value", "ppo")  # veRL's PPO trainer on Ray
 EXTERNAL_MODULES = "cuda_agent.rl.worker_plugins"
 ATTEMPT_HEADER = "# attempt started"  # one line in the stage's log per attempt
@@ -104,7 +104,7 @@ def plan(
 
 
 def config_name(p: Plan, stage: Stage) -> str:
-    return ("sample" if stage.name in EPISODE_STAGES else stage.name) + p.suffix
+    return config_stem(stage.name) + p.suffix
 
 
 def train_command(p: Plan, stage: Stage, dry_run: bool = False) -> list[str]:

@@ -26,7 +26,8 @@ from cuda_agent.rl.sft import WrittenSet, write_replay_dataset, write_sft_datase
 from cuda_agent.task import Task, load_tasks
 
 STAGES = ("teach", "pre_rft", "warmup", "sample", "rft", "value", "ppo")
-SFT_STAGES = ("pre_rft", "rft")  # veRL's SFT trainer; the others are PPO or agent episodes
+SFT_STAGES = ("pre_rft", "rft")  # veRL's SFT trainer
+EPISODE_STAGES = ("teach", "sample")  # agent episodes, no veRL: they read a sample config
 SEARCHPATH = "hydra.searchpath=[pkg://verl.trainer.config]"
 AGENT_LOOPS = Path(__file__).parent / "configs" / "agent_loops.yaml"
 VAL_EVERY = 20  # one task in 20 is held out for validation
@@ -54,6 +55,11 @@ class Prepared:
     files: dict[str, Path] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     report: FilterReport | None = None
+
+
+def config_stem(stage: str) -> str:
+    """The packaged config a stage reads, before any suffix (_1gpu, _small)."""
+    return "sample" if stage in EPISODE_STAGES else stage
 
 
 def data_dir(inputs: TrainInputs) -> Path:

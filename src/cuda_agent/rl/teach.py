@@ -21,10 +21,8 @@ from pathlib import Path
 from cuda_agent.agent import ModelReply, ToolCall, estimate_message_tokens, estimate_tokens
 from cuda_agent.errors import UserError
 from cuda_agent.rl.sampling import Episode, plan_episodes
-from cuda_agent.sandbox import Solution, read_solution
+from cuda_agent.sandbox import ENTRY, Solution, read_solution
 from cuda_agent.task import Task
-
-ENTRY = "model_new.py"
 
 
 @dataclass(frozen=True)
